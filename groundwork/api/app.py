@@ -1,0 +1,83 @@
+"""The Litestar application: REST under /api/v1, GraphQL at /graphql, MCP at /mcp, docs at /schema."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar, asgi
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.types import Receive, Scope, Send
+
+from groundwork import __version__
+from groundwork.api.auth import AuthMiddleware
+from groundwork.api.errors import EXCEPTION_HANDLERS
+from groundwork.api.graphql.schema import GraphQLController
+from groundwork.api.idempotency import IdempotencyMiddleware
+from groundwork.api.mcp.server import build_mcp_server, current_principal
+from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
+from groundwork.api.rest.health import live, ready
+from groundwork.api.rest.work_items import ProjectController, WorkItemController
+from groundwork.api.temporal import TemporalConnection
+from groundwork.config import Settings
+from groundwork.domain.principals import Principal
+from groundwork.persistence import db
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """Build the app for `settings` (default: from the environment)."""
+    settings = settings or Settings.from_env()
+    temporal = TemporalConnection(settings)
+    mcp = build_mcp_server()
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True, json_response=True)
+
+    @asgi("/mcp", is_mount=True, opt={"scope": None}, copy_scope=False)
+    async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        token = current_principal.set(user if isinstance(user, Principal) else None)
+        try:
+            await mcp_app(scope, receive, send)  # type: ignore[arg-type]
+        finally:
+            current_principal.reset(token)
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with db.connection(settings.database_url, max_size=settings.db_pool_max_size):
+            try:
+                await temporal.get(timeout=5.0)
+            except Exception:  # readiness reports it; the client connects on first use
+                pass
+            async with mcp.session_manager.run():
+                yield
+
+    app = Litestar(
+        route_handlers=[live, ready, ProjectController, WorkItemController, GraphQLController, mcp_endpoint],
+        middleware=[
+            AuthMiddleware(),
+            RateLimitMiddleware(TokenBuckets(settings.rate_limit_per_minute)),
+            IdempotencyMiddleware(settings.max_body_bytes),
+        ],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[lifespan],
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="Groundwork",
+            version=__version__,
+            path="/schema",
+            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+        ),
+        debug=False,
+    )
+    app.state.settings = settings
+    app.state.temporal = temporal
+    return app
+
+
+def app_from_env() -> Litestar:
+    """Factory for `uvicorn --factory`."""
+    return create_app()
+
+
+__all__: list[Any] = ["app_from_env", "create_app"]

@@ -1,0 +1,63 @@
+"""Bearer-key authentication and the per-route scope guard, before anything else runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.enums import ScopeType
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from groundwork.api.services import api_keys
+from groundwork.domain.errors import InsufficientScope, Unauthenticated
+from groundwork.domain.principals import Principal
+
+# Routes anyone may reach: probes, API docs, and the GraphiQL page (its queries still need a key).
+PUBLIC_PATHS = ("/health/", "/schema")
+# GraphQL answers the GraphiQL page without a key; its resolvers demand a principal themselves.
+OPTIONAL_PATHS = ("/graphql",)
+
+
+def bearer_key(scope: Scope) -> str | None:
+    """The key from `Authorization: Bearer <key>`, if the header has that form."""
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, key = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and key.strip():
+                return key.strip()
+            return None
+    return None
+
+
+def required_scope(scope: Scope) -> str | None:
+    """The scope the matched route declares in `opt={"scope": ...}`."""
+    handler = scope.get("route_handler")
+    opt: dict[str, Any] = getattr(handler, "opt", {}) or {}
+    value = opt.get("scope")
+    return str(value) if value else None
+
+
+class AuthMiddleware(ASGIMiddleware):
+    """Resolve the Bearer key to a principal (`scope["user"]`) and enforce the route's scope."""
+
+    scopes = (ScopeType.HTTP,)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        path = scope["path"]
+        handler_opt = getattr(scope.get("route_handler"), "opt", {}) or {}
+        optional = path.startswith(OPTIONAL_PATHS)
+        if path.startswith(PUBLIC_PATHS) or handler_opt.get("auth") == "public":
+            await next_app(scope, receive, send)
+            return
+        key = bearer_key(scope)
+        principal: Principal | None = await api_keys.resolve_key(key) if key else None
+        if principal is None and not (optional and key is None):
+            raise Unauthenticated(
+                "Send a valid API key as `Authorization: Bearer <key>`." if key is None
+                else "The API key is unknown or revoked."
+            )
+        scope["user"] = principal
+        needed = required_scope(scope)
+        if needed and principal is not None and not principal.has_scope(needed):
+            raise InsufficientScope(needed)
+        await next_app(scope, receive, send)

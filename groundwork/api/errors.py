@@ -1,0 +1,102 @@
+"""RFC 9457 problem+json for every failure, with the stable `code`s of DESIGN.md."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    MethodNotAllowedException,
+    NotAuthorizedException,
+    NotFoundException,
+    ValidationException,
+)
+from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+from groundwork.domain.errors import GroundworkError, RateLimited
+
+log = logging.getLogger(__name__)
+PROBLEM_JSON = "application/problem+json"
+_TYPE_BASE = "https://groundwork.dev/problems/"
+
+
+def problem(status: int, code: str, title: str, detail: str, **extra: Any) -> Response[dict[str, Any]]:
+    """A problem+json response."""
+    body = {"type": _TYPE_BASE + code.replace("_", "-"), "title": title, "status": status, "detail": detail,
+            "code": code, **extra}
+    headers = {"Retry-After": str(extra.pop("_retry_after"))} if "_retry_after" in extra else None
+    body.pop("_retry_after", None)
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def groundwork_error_handler(_: Request[Any, Any, Any], exc: GroundworkError) -> Response[dict[str, Any]]:
+    """Render a domain error."""
+    if isinstance(exc, RateLimited):
+        return problem(exc.status, exc.code, exc.title, exc.detail, _retry_after=exc.retry_after_seconds)
+    return problem(exc.status, exc.code, exc.title, exc.detail, **exc.extra)
+
+
+# msgspec says e.g. "Object contains unknown field `x` - at `$.fields`" or "Expected `str`, got `int` - at `$.title`".
+_AT = re.compile(r"^(?P<message>.*?)(?: - at `(?P<path>[^`]*)`)?$")
+
+
+def _validation_errors(exc: ValidationException) -> list[dict[str, str]]:
+    errors: list[dict[str, str]] = []
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    for item in extra:
+        if isinstance(item, dict):
+            key = str(item.get("key") or "body")
+            source = item.get("source")
+            errors.append({"path": f"{source}.{key}" if source and source != "body" else key,
+                           "message": str(item.get("message", "invalid"))})
+    if not errors:
+        match = _AT.match(str(exc.detail))
+        if match and match.group("path"):
+            path = match.group("path").replace("$.", "").replace("$", "body") or "body"
+            errors.append({"path": path, "message": match.group("message")})
+        else:
+            errors.append({"path": "body", "message": str(exc.detail)})
+    return errors
+
+
+def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
+    """Render Litestar's own errors (routing, body decoding, size limits) as problems."""
+    if isinstance(exc, NotFoundException):
+        return problem(404, "not_found", "Not found", "No such resource.")
+    if isinstance(exc, MethodNotAllowedException):
+        return problem(405, "method_not_allowed", "Method not allowed", str(exc.detail))
+    if isinstance(exc, NotAuthorizedException):
+        return problem(401, "unauthenticated", "Unauthenticated", str(exc.detail))
+    if exc.status_code == HTTP_413_REQUEST_ENTITY_TOO_LARGE:
+        return problem(413, "payload_too_large", "Payload too large", "The request body is too large.")
+    if isinstance(exc, ValidationException) or exc.status_code == 400:
+        detail = str(exc.detail)
+        if "JSON" in detail or "decode" in detail.lower() or "malformed" in detail.lower():
+            return problem(400, "invalid_request", "Invalid request", "The body is not valid JSON.",
+                           errors=[{"path": "body", "message": detail}])
+        errors = _validation_errors(exc) if isinstance(exc, ValidationException) else [
+            {"path": "body", "message": detail}]
+        return problem(400, "invalid_request", "Invalid request", "The request is not valid.", errors=errors)
+    if exc.status_code == 415:
+        return problem(415, "unsupported_media_type", "Unsupported media type", str(exc.detail))
+    if exc.status_code >= 500:
+        log.error("server error: %s", exc.detail)
+        return problem(exc.status_code, "internal_error", "Internal error", "Something went wrong on our side.")
+    return problem(exc.status_code, "http_error", "Request failed", str(exc.detail))
+
+
+def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    """Anything unforeseen is a 500 problem; the detail stays in the log, not the answer."""
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem(500, "internal_error", "Internal error", "Something went wrong on our side.")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    GroundworkError: groundwork_error_handler,
+    HTTPException: http_error_handler,
+    Exception: unexpected_error_handler,
+}
+MEDIA_TYPE = MediaType.JSON

@@ -1,0 +1,42 @@
+"""The GraphQL context: the principal resolved by the auth middleware, and the scope check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import GraphQLError
+from litestar import Request
+from strawberry.types import Info
+
+from groundwork.domain.errors import GroundworkError, InsufficientScope, Unauthenticated
+from groundwork.domain.principals import Principal
+
+
+@dataclass
+class GraphQLContext:
+    """What every resolver sees."""
+
+    principal: Principal | None
+    request: Request[Any, Any, Any]
+
+
+async def context_getter(request: Request[Any, Any, Any]) -> GraphQLContext:
+    """Build the context from the request the auth middleware already authenticated."""
+    user = request.scope.get("user")
+    return GraphQLContext(principal=user if isinstance(user, Principal) else None, request=request)
+
+
+def as_graphql_error(error: GroundworkError) -> GraphQLError:
+    """A query error carrying the same stable code REST uses."""
+    return GraphQLError(error.detail, extensions={"code": error.code, **error.extra})
+
+
+def require(info: Info[GraphQLContext, Any], scope: str) -> Principal:
+    """The caller, if authenticated and holding `scope`; a coded GraphQL error otherwise."""
+    principal = info.context.principal
+    if principal is None:
+        raise as_graphql_error(Unauthenticated("Send a valid API key as `Authorization: Bearer <key>`."))
+    if not principal.has_scope(scope):
+        raise as_graphql_error(InsufficientScope(scope))
+    return principal

@@ -1,0 +1,119 @@
+"""Idempotency-Key handling for every state-changing POST, as ASGI middleware around the handler.
+
+The key is claimed before the handler runs (one row per API key and Idempotency-Key, taken with
+INSERT ... ON CONFLICT), so two simultaneous requests with one key produce one effect: the second
+sees the claim and gets 409 `idempotency_key_in_use`. The finished answer is stored and replayed
+byte for byte; 5xx and 429 answers release the claim so the request can be retried.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.enums import ScopeType
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from groundwork.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused, PayloadTooLarge
+from groundwork.domain.idempotency import check_key, fingerprint
+from groundwork.domain.principals import Principal
+from groundwork.persistence.repositories import idempotency as store
+
+REPLAY_HEADER = "Idempotent-Replayed"
+
+
+def wants_idempotency(scope: Scope) -> bool:
+    """Whether the matched route is a state-changing POST (declared with `opt={"idempotent": True}`)."""
+    opt: dict[str, Any] = getattr(scope.get("route_handler"), "opt", {}) or {}
+    return scope.get("method") == "POST" and bool(opt.get("idempotent"))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"The request body exceeds {limit} bytes.")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+class IdempotencyMiddleware(ASGIMiddleware):
+    """Claim, run once, store, replay."""
+
+    scopes = (ScopeType.HTTP,)
+
+    def __init__(self, max_body_bytes: int) -> None:
+        self.max_body_bytes = max_body_bytes
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        principal = scope.get("user")
+        if not wants_idempotency(scope) or not isinstance(principal, Principal):
+            await next_app(scope, receive, send)
+            return
+        key = check_key(_header(scope, b"idempotency-key"))
+        body = await _read_body(receive, self.max_body_bytes)
+        fp = fingerprint(scope["method"], scope["path"], body)
+        claim = await store.claim(principal.api_key_id, key, fp)
+        if not claim.claimed:
+            if claim.fingerprint is not None and claim.fingerprint != fp:
+                raise IdempotencyKeyReused(
+                    "This Idempotency-Key was used for a different request; use a new key for a new request."
+                )
+            if claim.response is None:
+                raise IdempotencyKeyInUse("A request with this Idempotency-Key is still in progress; retry later.")
+            await _replay(send, claim.response)
+            return
+
+        delivered = False
+
+        async def replay_body() -> Message:
+            nonlocal delivered
+            if delivered:
+                return await receive()  # after the body, pass disconnects through
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        status = 500
+        headers: list[tuple[str, str]] = []
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal status, headers
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])]
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+            await send(message)
+
+        try:
+            await next_app(scope, replay_body, capture)
+        except BaseException:
+            await store.release(principal.api_key_id, key)
+            raise
+        if status >= 500 or status == 429:
+            await store.release(principal.api_key_id, key)
+        else:
+            await store.complete(principal.api_key_id, key, status, headers, b"".join(chunks))
+
+
+async def _replay(send: Send, response: store.StoredResponse) -> None:
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers]
+    headers.append((REPLAY_HEADER.lower().encode(), b"true"))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body, "more_body": False})

@@ -1,0 +1,23 @@
+"""MCP over stdio: one principal for the whole session, resolved from its API key at start."""
+
+from __future__ import annotations
+
+import anyio
+
+from groundwork.api.mcp.server import build_mcp_server, current_principal
+from groundwork.api.services.api_keys import resolve_key
+from groundwork.persistence import db
+
+
+def run_stdio(dsn: str, api_key: str) -> None:
+    """Serve the MCP tools on stdin/stdout, acting as the principal behind `api_key`."""
+
+    async def main() -> None:
+        async with db.connection(dsn):
+            principal = await resolve_key(api_key)
+            if principal is None:
+                raise SystemExit("GROUNDWORK_API_KEY is unknown or revoked")
+            current_principal.set(principal)
+            await build_mcp_server().run_stdio_async()
+
+    anyio.run(main)

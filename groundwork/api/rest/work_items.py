@@ -1,0 +1,103 @@
+"""REST: canonical work items and the caller's projects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, get, patch, post
+from litestar.params import Parameter
+
+from groundwork.api.resources import change_resource, project_resource, work_item_resource
+from groundwork.api.services import work_items as service
+from groundwork.domain.principals import Principal
+
+READ = {"scope": "work-items:read"}
+WRITE = {"scope": "work-items:write"}
+FieldValue = str | int | float | None
+
+
+class CreateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
+    project_id: str
+    title: str
+    status: str = "backlog"
+    sprint: str | None = None
+    watchers: list[str] = []
+    fields: dict[str, FieldValue] = {}
+
+
+class UpdateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
+    expected_version: str
+    title: str | msgspec.UnsetType = msgspec.UNSET
+    status: str | msgspec.UnsetType = msgspec.UNSET
+    sprint: str | None | msgspec.UnsetType = msgspec.UNSET
+    watchers: list[str] | msgspec.UnsetType = msgspec.UNSET
+    fields: dict[str, FieldValue] | msgspec.UnsetType = msgspec.UNSET
+
+
+def _given(value: Any) -> Any:
+    return None if value is msgspec.UNSET else value
+
+
+class ProjectController(Controller):
+    path = "/api/v1/projects"
+    tags = ["projects"]
+
+    @get("/", opt=READ, summary="The caller's visible projects with their engagement and portfolio")
+    async def list_projects(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
+        rows = await service.list_projects(request.user)
+        return {"data": [project_resource(r) for r in rows]}
+
+
+class WorkItemController(Controller):
+    path = "/api/v1/work-items"
+    tags = ["work items"]
+
+    @get("/", opt=READ, summary="List work items of visible projects, newest first")
+    async def list_work_items(
+        self,
+        request: Request[Principal, Any, Any],
+        project_id: str | None = None,
+        status: str | None = None,
+        sprint: str | None = None,
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        items, page = await service.list_work_items(
+            request.user, project_id=project_id, status=status, sprint=sprint, limit=limit, cursor=cursor
+        )
+        return {"data": [work_item_resource(i) for i in items], "page": page}
+
+    @post("/", opt={**WRITE, "idempotent": True}, summary="Create a work item")
+    async def create_work_item(self, request: Request[Principal, Any, Any], data: CreateWorkItemBody) -> dict[str, Any]:
+        item = await service.create_work_item(
+            request.user,
+            service.NewWorkItem(data.project_id, data.title, data.status, data.sprint, data.watchers, dict(data.fields)),
+            source="rest",
+        )
+        return {"data": work_item_resource(item)}
+
+    @get("/{work_item_id:str}", opt=READ, summary="Retrieve a work item")
+    async def get_work_item(self, request: Request[Principal, Any, Any], work_item_id: str) -> dict[str, Any]:
+        return {"data": work_item_resource(await service.get_work_item(request.user, work_item_id))}
+
+    @patch("/{work_item_id:str}", opt=WRITE, summary="Change a work item, guarded by expected_version")
+    async def update_work_item(
+        self, request: Request[Principal, Any, Any], work_item_id: str, data: UpdateWorkItemBody
+    ) -> dict[str, Any]:
+        change = service.WorkItemChanges(
+            expected_version=data.expected_version,
+            title=_given(data.title),
+            status=_given(data.status),
+            sprint=_given(data.sprint),
+            sprint_given=data.sprint is not msgspec.UNSET,
+            watchers=_given(data.watchers),
+            fields=dict(data.fields) if data.fields is not msgspec.UNSET else None,
+        )
+        item = await service.update_work_item(request.user, work_item_id, change, source="rest")
+        return {"data": work_item_resource(item)}
+
+    @get("/{work_item_id:str}/history", opt=READ, summary="The change history of a work item")
+    async def work_item_history(self, request: Request[Principal, Any, Any], work_item_id: str) -> dict[str, Any]:
+        rows = await service.work_item_history(request.user, work_item_id)
+        return {"data": [change_resource(r) for r in rows]}

@@ -1,0 +1,95 @@
+"""Issuing, resolving and revoking API keys (`gw_<random>`, stored as SHA-256 only)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from groundwork.domain.errors import GroundworkError
+from groundwork.domain.principals import PRINCIPAL_KINDS, Principal
+from groundwork.domain.scopes import ALL_SCOPES, unknown_scopes
+from groundwork.persistence import db
+from groundwork.persistence.repositories import api_keys, tenancy
+
+# last_used_at is bookkeeping: writing it on every request would serialise hot keys on one row.
+_TOUCH_EVERY_SECONDS = 60.0
+_last_touched: dict[str, float] = {}
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A new key: the secret shown once, and its record id."""
+
+    key: str
+    api_key_id: str
+    principal_id: str
+    created_principal: bool
+
+
+def hash_key(key: str) -> str:
+    """The stored form of a key."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+async def issue_key(
+    workspace_slug: str,
+    principal_name: str,
+    scopes: list[str] | None,
+    *,
+    admin: bool = False,
+    kind: str = "user",
+) -> IssuedKey:
+    """Create a key for a principal (creating the principal, with no memberships, if it is new)."""
+    chosen = list(ALL_SCOPES) if scopes is None else list(dict.fromkeys(scopes))
+    if not chosen:
+        raise GroundworkError("Name at least one scope, or every scope.")
+    if bad := unknown_scopes(chosen):
+        raise GroundworkError(f"Unknown scope(s): {', '.join(bad)}. Known: {', '.join(ALL_SCOPES)}")
+    if kind not in PRINCIPAL_KINDS:
+        raise GroundworkError(f"Unknown principal kind {kind!r}.")
+    async with db.transaction():
+        workspace = await tenancy.get_workspace_by_slug(workspace_slug)
+        if workspace is None:
+            raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
+        principal = await tenancy.get_principal_by_name(workspace["id"], principal_name)
+        created = principal is None
+        if principal is None:
+            principal = await tenancy.create_principal(workspace["id"], principal_name, kind=kind, is_admin=admin)
+        elif admin and not principal["is_admin"]:
+            await tenancy.set_principal_admin(principal["id"], True)
+        key = "gw_" + secrets.token_urlsafe(32)
+        record = await api_keys.create_api_key(workspace["id"], principal["id"], hash_key(key), key[:10], chosen)
+    return IssuedKey(key, record["id"], principal["id"], created)
+
+
+async def resolve_key(key: str) -> Principal | None:
+    """The principal behind an unrevoked key, or None."""
+    row = await api_keys.find_active_by_hash(hash_key(key))
+    if row is None:
+        return None
+    now = time.monotonic()
+    if now - _last_touched.get(row["api_key_id"], -_TOUCH_EVERY_SECONDS) >= _TOUCH_EVERY_SECONDS:
+        _last_touched[row["api_key_id"]] = now
+        await api_keys.touch_last_used(row["api_key_id"])
+    return Principal(
+        id=row["principal_id"],
+        workspace_id=row["workspace_id"],
+        name=row["name"],
+        kind=row["kind"],
+        is_admin=row["is_admin"],
+        api_key_id=row["api_key_id"],
+        scopes=frozenset(row["scopes"]),
+    )
+
+
+async def list_keys(workspace_slug: str | None = None) -> list[dict[str, Any]]:
+    """Every key's record (never the key), newest first."""
+    return await api_keys.list_api_keys(workspace_slug)
+
+
+async def revoke_key(api_key_id: str) -> bool:
+    """Revoke a key at once; False when there is no such unrevoked key."""
+    return await api_keys.revoke_api_key(api_key_id)

@@ -1,0 +1,140 @@
+"""Errors every transport renders the same way: a stable `code`, an HTTP status, and extra members."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class FieldError:
+    """One invalid input value: where it is (`path`, e.g. `body.fields.estimate`) and what is wrong."""
+
+    path: str
+    message: str
+
+
+class GroundworkError(Exception):
+    """A failure a caller can act on; `code` is stable and documented in DESIGN.md."""
+
+    status: int = 400
+    code: str = "invalid_request"
+    title: str = "Invalid request"
+
+    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra: dict[str, Any] = extra or {}
+
+
+class InvalidRequest(GroundworkError):
+    """Malformed JSON, wrong types or unknown fields."""
+
+    def __init__(self, detail: str, errors: list[FieldError] | None = None) -> None:
+        extra = {"errors": [{"path": e.path, "message": e.message} for e in errors]} if errors else {}
+        super().__init__(detail, extra=extra)
+        self.errors = errors or []
+
+
+class ValidationFailed(InvalidRequest):
+    """Well-formed input that breaks a rule (a value out of range, an unknown project)."""
+
+    status = 422
+    code = "validation_failed"
+    title = "Validation failed"
+
+
+class Unauthenticated(GroundworkError):
+    status = 401
+    code = "unauthenticated"
+    title = "Unauthenticated"
+
+
+class InsufficientScope(GroundworkError):
+    status = 403
+    code = "insufficient_scope"
+    title = "Insufficient scope"
+
+    def __init__(self, required_scope: str) -> None:
+        super().__init__(
+            f"This API key lacks the scope {required_scope!r}.",
+            extra={"required_scope": required_scope},
+        )
+
+
+class NotFound(GroundworkError):
+    status = 404
+    code = "not_found"
+    title = "Not found"
+
+
+class MethodNotAllowed(GroundworkError):
+    status = 405
+    code = "method_not_allowed"
+    title = "Method not allowed"
+
+
+class PayloadTooLarge(GroundworkError):
+    status = 413
+    code = "payload_too_large"
+    title = "Payload too large"
+
+
+class UnsupportedMediaType(GroundworkError):
+    status = 415
+    code = "unsupported_media_type"
+    title = "Unsupported media type"
+
+
+class VersionConflict(GroundworkError):
+    """An `expected_version` guard failed; the body carries `current_version`."""
+
+    status = 409
+    code = "version_conflict"
+    title = "Version conflict"
+
+    def __init__(self, detail: str, current_version: Any) -> None:
+        super().__init__(detail, extra={"current_version": current_version})
+
+
+class IdempotencyKeyRequired(GroundworkError):
+    code = "idempotency_key_required"
+    title = "Idempotency-Key required"
+
+
+class IdempotencyKeyInUse(GroundworkError):
+    status = 409
+    code = "idempotency_key_in_use"
+    title = "Idempotency-Key in use"
+
+
+class IdempotencyKeyReused(GroundworkError):
+    status = 422
+    code = "idempotency_key_reused"
+    title = "Idempotency-Key reused"
+
+
+class RateLimited(GroundworkError):
+    status = 429
+    code = "rate_limited"
+    title = "Too many requests"
+
+    def __init__(self, retry_after_seconds: int) -> None:
+        super().__init__(f"Rate limit exceeded; retry after {retry_after_seconds} s.")
+        self.retry_after_seconds = retry_after_seconds
+
+
+@dataclass
+class ErrorBody:
+    """The problem-details members for one error, shared by REST, GraphQL and MCP renderers."""
+
+    status: int
+    code: str
+    title: str
+    detail: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def error_body(error: GroundworkError) -> ErrorBody:
+    """Flatten an error to the members a transport renders."""
+    return ErrorBody(error.status, error.code, error.title, error.detail, dict(error.extra))

@@ -1,0 +1,54 @@
+"""Keyset pagination: opaque cursors, the page size rule, and the `page` member of list answers."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from groundwork.domain.errors import FieldError, InvalidRequest
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    """A validated `limit` and the decoded position after which the page starts."""
+
+    limit: int
+    after: dict[str, Any] | None
+
+
+def encode_cursor(position: dict[str, Any]) -> str:
+    """Make an opaque cursor from a keyset position."""
+    raw = json.dumps(position, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def page_request(limit: int | None, cursor: str | None) -> PageRequest:
+    """Validate `limit` (1..100, default 20) and decode `cursor`; a bad one is a 400."""
+    if limit is None:
+        limit = DEFAULT_LIMIT
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidRequest("Invalid page size.", [FieldError("limit", f"must be between 1 and {MAX_LIMIT}")])
+    if not cursor:
+        return PageRequest(limit, None)
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        position = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        if not isinstance(position, dict):
+            raise ValueError
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")]) from None
+    return PageRequest(limit, position)
+
+
+def page_info(items: list[Any], limit: int, position_of: Any) -> tuple[list[Any], dict[str, Any]]:
+    """Trim a fetch of `limit + 1` rows to the page and describe the next one."""
+    has_more = len(items) > limit
+    items = items[:limit]
+    next_cursor = encode_cursor(position_of(items[-1])) if has_more and items else None
+    return items, {"next_cursor": next_cursor, "has_more": has_more}

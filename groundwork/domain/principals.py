@@ -1,0 +1,25 @@
+"""The resolved caller: a principal of one workspace acting through one API key with its scopes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PRINCIPAL_KINDS = ("user", "service", "agent")
+ROLES = ("lead", "contributor", "viewer", "guest")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling, in which workspace, with what scopes."""
+
+    id: str
+    workspace_id: str
+    name: str
+    kind: str
+    is_admin: bool
+    api_key_id: str
+    scopes: frozenset[str]
+
+    def has_scope(self, scope: str) -> bool:
+        """Whether the caller's key carries `scope`."""
+        return scope in self.scopes

@@ -1,0 +1,30 @@
+"""API key scopes: the one set every transport checks."""
+
+from __future__ import annotations
+
+WORK_ITEMS_READ = "work-items:read"
+WORK_ITEMS_WRITE = "work-items:write"
+PROJECTS_READ = "work-items:read"  # projects are the containers work items live in
+
+ALL_SCOPES: tuple[str, ...] = (
+    "work-items:read",
+    "work-items:write",
+    "work-item-enhance:run",
+    "work-item-enhance:read",
+    "work-item-enhance:apply",
+    "work-item-enhance:code-context",
+    "context-engine:read",
+    "context-engine:financial",
+    "context-engine:staffing",
+    "context-engine:contribute",
+    "agent:read",
+    "notifications:read",
+    "notifications:write",
+    "notifications:operate",
+    "webhooks:manage",
+)
+
+
+def unknown_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:
+    """Return the scopes in `scopes` that Groundwork does not define."""
+    return [s for s in scopes if s not in ALL_SCOPES]

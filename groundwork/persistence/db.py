@@ -1,0 +1,101 @@
+"""The process's PostgreSQL engine: one Piccolo engine, one asyncpg pool, one transaction context."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+from piccolo.engine.postgres import PostgresEngine
+
+from groundwork.persistence import tables
+
+_engine: PostgresEngine | None = None
+
+
+def engine() -> PostgresEngine:
+    """The engine bound by `connect`; every repository runs through it."""
+    if _engine is None:
+        raise RuntimeError("the database is not connected; call persistence.db.connect() first")
+    return _engine
+
+
+async def connect(dsn: str, *, max_size: int = 10) -> PostgresEngine:
+    """Create the engine for `dsn`, bind every Piccolo table to it and open the pool."""
+    global _engine
+    if _engine is not None:
+        return _engine
+    new_engine = PostgresEngine(config={"dsn": dsn})
+    for table in tables.ALL_TABLES:
+        table._meta.db = new_engine
+    # asyncpg's default min_size is 10: a smaller max_size alone would fail.
+    await new_engine.start_connection_pool(min_size=1, max_size=max_size)
+    _engine = new_engine
+    return new_engine
+
+
+async def disconnect() -> None:
+    """Close the pool; the next `connect` starts afresh."""
+    global _engine
+    if _engine is not None and _engine.pool is not None:
+        await _engine.close_connection_pool()
+    _engine = None
+
+
+@asynccontextmanager
+async def connection(dsn: str, *, max_size: int = 4) -> AsyncIterator[PostgresEngine]:
+    """Connect for the duration of a block; a connection opened earlier is reused and left open."""
+    already = _engine is not None
+    eng = await connect(dsn, max_size=max_size)
+    try:
+        yield eng
+    finally:
+        if not already:
+            await disconnect()
+
+
+def transaction() -> Any:
+    """A transaction that every query in the block joins (Piccolo tracks it in a context variable)."""
+    return engine().transaction()
+
+
+def _current_connection() -> asyncpg.Connection | None:
+    current = engine().current_transaction.get()
+    return current.connection if current is not None else None
+
+
+async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
+    """Run `sql` ($1-style parameters) in the current transaction, or on a pooled connection."""
+    conn = _current_connection()
+    if conn is not None:
+        return list(await conn.fetch(sql, *args))
+    pool = engine().pool
+    assert pool is not None
+    async with pool.acquire() as pooled:
+        return list(await pooled.fetch(sql, *args))
+
+
+async def fetchrow(sql: str, *args: Any) -> asyncpg.Record | None:
+    """Like `fetch`, for at most one row."""
+    rows = await fetch(sql, *args)
+    return rows[0] if rows else None
+
+
+async def execute(sql: str, *args: Any) -> str:
+    """Run a statement and return its status tag (e.g. `DELETE 3`)."""
+    conn = _current_connection()
+    if conn is not None:
+        return str(await conn.execute(sql, *args))
+    pool = engine().pool
+    assert pool is not None
+    async with pool.acquire() as pooled:
+        return str(await pooled.execute(sql, *args))
+
+
+async def ping() -> bool:
+    """Whether PostgreSQL answers a trivial query."""
+    try:
+        return await fetchrow("SELECT 1 AS ok") is not None
+    except Exception:
+        return False

@@ -1,0 +1,91 @@
+"""The idempotency store: one row per (API key, Idempotency-Key), claimed before the work runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from groundwork.persistence import db
+
+RETENTION = timedelta(hours=24)
+# A claim this old belongs to a process that died mid-request; a new request may take it over.
+ABANDONED_AFTER = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of trying to claim a key: `claimed`, or the row someone else holds."""
+
+    claimed: bool
+    fingerprint: str | None = None
+    response: StoredResponse | None = None
+
+
+async def claim(api_key_id: str, key: str, fingerprint: str) -> Claim:
+    """Atomically take the key for this request, or report who holds it and what it answered."""
+    row = await db.fetchrow(
+        """
+        INSERT INTO idempotency_keys (api_key_id, key, fingerprint, expires_at)
+        VALUES ($1, $2, $3, clock_timestamp() + $4::interval)
+        ON CONFLICT (api_key_id, key) DO UPDATE
+            SET fingerprint = EXCLUDED.fingerprint, locked_at = clock_timestamp(),
+                expires_at = EXCLUDED.expires_at, created_at = clock_timestamp()
+            WHERE idempotency_keys.expires_at < clock_timestamp()
+               OR (idempotency_keys.response_status IS NULL
+                   AND idempotency_keys.fingerprint = EXCLUDED.fingerprint
+                   AND idempotency_keys.locked_at < clock_timestamp() - $5::interval)
+        RETURNING true AS claimed
+        """,
+        api_key_id, key, fingerprint, RETENTION, ABANDONED_AFTER,
+    )
+    if row is not None:
+        return Claim(claimed=True)
+    held = await db.fetchrow(
+        "SELECT fingerprint, response_status, response_headers, response_body"
+        " FROM idempotency_keys WHERE api_key_id = $1 AND key = $2",
+        api_key_id, key,
+    )
+    if held is None:  # released between our insert and this read: the caller may retry
+        return Claim(claimed=False)
+    response = None
+    if held["response_status"] is not None:
+        headers = [(k, v) for k, v in json.loads(held["response_headers"])]
+        response = StoredResponse(held["response_status"], headers, bytes(held["response_body"]))
+    return Claim(claimed=False, fingerprint=held["fingerprint"], response=response)
+
+
+async def complete(api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+    """Store the finished response for replay."""
+    await db.execute(
+        "UPDATE idempotency_keys SET response_status = $3, response_headers = $4::jsonb, response_body = $5"
+        " WHERE api_key_id = $1 AND key = $2",
+        api_key_id, key, status, json.dumps(headers), body,
+    )
+
+
+async def release(api_key_id: str, key: str) -> None:
+    """Drop an in-flight claim whose answer must not be stored (5xx, 429), so the key can be retried."""
+    await db.execute(
+        "DELETE FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND response_status IS NULL",
+        api_key_id, key,
+    )
+
+
+async def purge_expired() -> int:
+    """Delete records past their 24 h retention; returns how many."""
+    status = await db.execute("DELETE FROM idempotency_keys WHERE expires_at < clock_timestamp()")
+    return int(status.split()[-1])
+
+
+def stored_headers(headers: Any) -> list[tuple[str, str]]:
+    """Normalise response headers to a JSON-storable list of pairs."""
+    return [(str(k), str(v)) for k, v in headers]

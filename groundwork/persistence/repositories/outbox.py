@@ -1,0 +1,44 @@
+"""The outbox: domain events written in the transaction of the change they describe."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from groundwork.domain.ids import new_id
+from groundwork.persistence import db
+
+
+async def append_event(
+    *,
+    type: str,
+    workspace_id: str,
+    resource_type: str,
+    resource_id: str,
+    actor_id: str | None,
+    payload: dict[str, Any],
+    occurred_at: datetime,
+    source: dict[str, Any] | None = None,
+) -> str:
+    """Insert one event (call inside the change's transaction); returns its `evt_` id."""
+    event_id = new_id("evt")
+    await db.execute(
+        "INSERT INTO outbox (event_id, type, workspace_id, resource_type, resource_id, actor_id,"
+        " payload, source, occurred_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9)",
+        event_id, type, workspace_id, resource_type, resource_id, actor_id,
+        json.dumps(payload), json.dumps(source) if source is not None else None, occurred_at,
+    )
+    return event_id
+
+
+async def events_for_workspace(workspace_id: str) -> list[dict[str, Any]]:
+    """Every event of a workspace in commit order (tests and operators)."""
+    rows = await db.fetch("SELECT * FROM outbox WHERE workspace_id = $1 ORDER BY id", workspace_id)
+    result = []
+    for r in rows:
+        event = dict(r)
+        event["payload"] = json.loads(event["payload"])
+        event["source"] = json.loads(event["source"]) if event["source"] else None
+        result.append(event)
+    return result

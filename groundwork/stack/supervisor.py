@@ -1,0 +1,356 @@
+"""`groundwork up`: PostgreSQL, the Temporal dev server, the worker and the API on one machine."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+import httpx
+
+from groundwork.stack.postgres import EmbeddedPostgres, start_postgres
+from groundwork.stack.temporal_dev import TemporalDevServer, TemporalStartError, die_with_parent
+
+TASK_QUEUE = "groundwork"
+NAMESPACE = "default"
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 10.0
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclass(kw_only=True)
+class UpOptions:
+    """What `groundwork up` was asked to run."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path
+    temporal_port: int = 7233
+    ui_port: int = 8233
+    demo: bool = False
+
+
+class _StartupFailed(Exception):
+    """A part did not come up; the message says which and why."""
+
+
+class _Interrupted(Exception):
+    """A stop signal arrived while the stack was starting."""
+
+
+@dataclass
+class _StopRequest:
+    """Set by the signal handlers; the main loop polls it so the stop order stays in our hands."""
+
+    signum: int | None = None
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise _Interrupted
+
+
+@dataclass
+class _Child:
+    """A worker or API subprocess with its log file."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    log_offset: int
+    log: IO[bytes]
+
+    def exited_report(self) -> str | None:
+        return _exited_report(self.name, self.process.poll(), self.log_path, self.log_offset)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        code = self.process.wait()
+        # The child led its own process group: take down anything it left behind.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.log.close()
+        return code
+
+
+@dataclass
+class _Stack:
+    """Started parts, stopped in reverse order of start."""
+
+    parts: list[tuple[str, Callable[[], str]]] = field(default_factory=list)
+
+    def started(self, label: str, stop: Callable[[], str]) -> None:
+        self.parts.append((label, stop))
+
+    def stop_all(self) -> None:
+        while self.parts:
+            label, stop = self.parts.pop()
+            try:
+                outcome = stop()
+            except Exception as exc:
+                outcome = f"failed to stop: {exc!r}"
+            _say(label, outcome)
+
+
+def run_up(options: UpOptions) -> int:
+    """Run the embedded stack until SIGINT or SIGTERM, then stop it in reverse order; return the exit code."""
+    data_dir = options.data_dir.expanduser().resolve()
+    (data_dir / "logs").mkdir(parents=True, exist_ok=True)
+    lock_fd = _lock_data_dir(data_dir)
+    if lock_fd is None:
+        holder = (data_dir / "up.lock").read_text().strip() or "?"
+        _say(f"Another `groundwork up` (pid {holder}) is already running on {data_dir}; stop it first.")
+        return 1
+    stop_request = _StopRequest()
+    previous = {sig: signal.signal(sig, stop_request) for sig in _STOP_SIGNALS}
+    stack = _Stack()
+    try:
+        watches = _start(options, data_dir, stack, stop_request)
+        return _supervise(watches, stop_request)
+    except _Interrupted:
+        return 0
+    except _StartupFailed as exc:
+        _say(f"groundwork up failed: {exc}")
+        return 1
+    except Exception:
+        _say("groundwork up failed:\n" + traceback.format_exc().rstrip())
+        return 1
+    finally:
+        if stack.parts:
+            _say("Stopping...")
+        stack.stop_all()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        os.close(lock_fd)
+
+
+# A watch returns None while its part is healthy, else a report of how it failed.
+_Watch = Callable[[], "str | None"]
+
+
+def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _StopRequest) -> list[_Watch]:
+    api_url = f"http://{_url_host(_client_host(options.host))}:{options.port}"
+    _require_free_ports(
+        [
+            ("API", options.host, options.port),
+            ("Temporal", "127.0.0.1", options.temporal_port),
+            ("Temporal UI", "127.0.0.1", options.ui_port),
+        ]
+    )
+
+    with _signals_deferred():
+        postgres = start_postgres(data_dir)
+    stack.started("PostgreSQL", lambda: _stop_postgres(postgres))
+    _say("PostgreSQL", postgres.dsn)
+    stop_request.check()
+    demo_key = _migrate_and_seed(postgres.dsn, options.demo)
+    stop_request.check()
+
+    temporal = TemporalDevServer(
+        data_dir, port=options.temporal_port, ui_port=options.ui_port, namespace=NAMESPACE
+    )
+    temporal.start()
+    stack.started("Temporal", lambda: f"stopped (exit {temporal.stop(STOP_TIMEOUT)})")
+    try:
+        temporal.wait_ready(READY_TIMEOUT)
+    except TemporalStartError as exc:
+        raise _StartupFailed(f"{exc}\n{_tail(temporal.log_path, temporal.log_offset)}") from exc
+    _say("Temporal", temporal.address)
+    _say("Temporal UI", temporal.ui_url)
+    stop_request.check()
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": postgres.dsn,
+        "TEMPORAL_ADDRESS": temporal.address,
+        "TEMPORAL_NAMESPACE": NAMESPACE,
+        "TEMPORAL_TASK_QUEUE": TASK_QUEUE,
+        # Worker and API find the search index and other local state under the same data dir.
+        "GROUNDWORK_HOME": str(data_dir),
+        # Unbuffered, so a crash leaves its last words in the log we show.
+        "PYTHONUNBUFFERED": "1",
+    }
+    cli = [sys.executable, "-m", "groundwork.cli"]
+    worker = _spawn("Worker", [*cli, "worker"], env, data_dir / "logs" / "worker.log")
+    stack.started("Worker", lambda: f"stopped (exit {worker.stop()})")
+    api = _spawn(
+        "API",
+        [*cli, "serve", "--host", options.host, "--port", str(options.port)],
+        env,
+        data_dir / "logs" / "api.log",
+    )
+    stack.started("API", lambda: f"stopped (exit {api.stop()})")
+
+    watches: list[_Watch] = [
+        lambda: None if postgres.is_running() else f"PostgreSQL exited; see {postgres.log_path}",
+        lambda: _exited_report("Temporal", temporal.poll(), temporal.log_path, temporal.log_offset),
+        worker.exited_report,
+        api.exited_report,
+    ]
+    _wait_ready(f"{api_url}/health/ready", watches, stop_request)
+
+    _say("API", api_url)
+    _say("REST docs", f"{api_url}/schema")
+    _say("GraphiQL", f"{api_url}/graphql")
+    _say("MCP", f"{api_url}/mcp")
+    _say("Temporal UI", temporal.ui_url)
+    if demo_key is not None:
+        _say("Demo API key", demo_key)
+    else:
+        _say(
+            "API key",
+            "create one with: groundwork keys create --workspace SLUG --principal NAME --all-scopes",
+        )
+    _say("Press Ctrl-C to stop.")
+    return watches
+
+
+def _supervise(watches: list[_Watch], stop_request: _StopRequest) -> int:
+    while stop_request.signum is None:
+        for watch in watches:
+            failure = watch()
+            if failure is not None:
+                _say(failure)
+                return 1
+        time.sleep(0.2)
+    return 0
+
+
+def _migrate_and_seed(dsn: str, demo: bool) -> str | None:
+    from groundwork.persistence.migrate import apply_migrations
+
+    applied = asyncio.run(apply_migrations(dsn))
+    _say("Migrations", f"applied {', '.join(applied)}" if applied else "up to date")
+    if not demo:
+        return None
+    from groundwork.demo.seed import seed_demo
+
+    key = asyncio.run(seed_demo(dsn))
+    _say("Demo data", "workspace demo, principal admin")
+    return key
+
+
+def _wait_ready(url: str, watches: list[_Watch], stop_request: _StopRequest) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    with httpx.Client(timeout=2.0) as client:
+        while True:
+            stop_request.check()
+            for watch in watches:
+                failure = watch()
+                if failure is not None:
+                    raise _StartupFailed(failure)
+            with contextlib.suppress(httpx.HTTPError):
+                if client.get(url).status_code == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise _StartupFailed(f"{url} did not answer 200 within {READY_TIMEOUT:.0f} s")
+            time.sleep(0.2)
+
+
+def _spawn(name: str, command: list[str], env: dict[str, str], log_path: Path) -> _Child:
+    log = log_path.open("ab")
+    offset = log.tell()
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        # Own session: a terminal's Ctrl-C reaches only us, and we stop the parts in order.
+        start_new_session=True,
+        preexec_fn=die_with_parent,
+    )
+    return _Child(name, process, log_path, offset, log)
+
+
+def _stop_postgres(postgres: EmbeddedPostgres) -> str:
+    others = postgres.other_holders()
+    # pg_ctl shares our process group: a second Ctrl-C must not kill it halfway through the stop.
+    with _signals_deferred():
+        stopped = postgres.stop()
+    if stopped:
+        return "stopped"
+    return f"left running for pids {others} (the last of them stops it)"
+
+
+def _exited_report(name: str, code: int | None, log_path: Path, offset: int) -> str | None:
+    if code is None:
+        return None
+    return f"{name} exited unexpectedly (exit {code}); last lines of {log_path}:\n{_tail(log_path, offset)}"
+
+
+def _tail(path: Path, offset: int = 0, lines: int = 40) -> str:
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        return ""
+    return "\n".join("    " + line for line in data.decode("utf-8", "replace").splitlines()[-lines:])
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    # Blocked signals stay pending and reach our handler afterwards; children started meanwhile
+    # (pg_ctl) inherit the mask, so the terminal's Ctrl-C cannot kill them mid-way.
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _lock_data_dir(data_dir: Path) -> int | None:
+    fd = os.open(data_dir / "up.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _require_free_ports(wanted: list[tuple[str, str, int]]) -> None:
+    for name, host, port in wanted:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise _StartupFailed(f"{name} port {host}:{port} is not available ({exc.strerror})") from exc
+
+
+def _client_host(host: str) -> str:
+    """Where to reach a server bound to `host`: the loopback for wildcard binds."""
+    return {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _say(label: str, value: str | None = None) -> None:
+    print(label if value is None else f"{label:<12} {value}", flush=True)

