@@ -153,3 +153,23 @@ def idem() -> dict[str, str]:
 
 
 __all__: list[Any] = ["Workspace", "free_port", "idem", "serving"]
+
+
+@pytest.fixture(scope="session")
+async def temporal_client(settings: Settings, temporal_env: WorkflowEnvironment) -> Any:
+    """A client with the same data converter as the API and worker."""
+    from groundwork.api.temporal import connect_client
+
+    return await connect_client(settings)
+
+
+@pytest.fixture(scope="session")
+async def worker(settings: Settings, temporal_client: Any, database: str) -> AsyncIterator[Any]:
+    """The real Groundwork worker (every workflow and activity) polling the session's task queue."""
+    from groundwork.worker import build_worker
+
+    running = build_worker(temporal_client, settings.temporal_task_queue)
+    task = asyncio.create_task(running.run())
+    yield running
+    await running.shutdown()
+    await task

@@ -78,19 +78,21 @@ class _Child:
     def exited_report(self) -> str | None:
         return _exited_report(self.name, self.process.poll(), self.log_path, self.log_offset)
 
-    def stop(self) -> int:
+    def stop(self) -> str:
+        killed = False
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                killed = True
         code = self.process.wait()
         # The child led its own process group: take down anything it left behind.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.log.close()
-        return code
+        return _stopped(code, killed)
 
 
 @dataclass
@@ -170,7 +172,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         data_dir, port=options.temporal_port, ui_port=options.ui_port, namespace=NAMESPACE
     )
     temporal.start()
-    stack.started("Temporal", lambda: f"stopped (exit {temporal.stop(STOP_TIMEOUT)})")
+    stack.started("Temporal", lambda: _stopped(temporal.stop(STOP_TIMEOUT)))
     try:
         temporal.wait_ready(READY_TIMEOUT)
     except TemporalStartError as exc:
@@ -192,14 +194,14 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     }
     cli = [sys.executable, "-m", "groundwork.cli"]
     worker = _spawn("Worker", [*cli, "worker"], env, data_dir / "logs" / "worker.log")
-    stack.started("Worker", lambda: f"stopped (exit {worker.stop()})")
+    stack.started("Worker", worker.stop)
     api = _spawn(
         "API",
         [*cli, "serve", "--host", options.host, "--port", str(options.port)],
         env,
         data_dir / "logs" / "api.log",
     )
-    stack.started("API", lambda: f"stopped (exit {api.stop()})")
+    stack.started("API", api.stop)
 
     watches: list[_Watch] = [
         lambda: None if postgres.is_running() else f"PostgreSQL exited; see {postgres.log_path}",
@@ -291,6 +293,17 @@ def _stop_postgres(postgres: EmbeddedPostgres) -> str:
     if stopped:
         return "stopped"
     return f"left running for pids {others} (the last of them stops it)"
+
+
+def _stopped(code: int | None, killed: bool = False) -> str:
+    if killed:
+        return f"killed after {STOP_TIMEOUT:.0f} s"
+    if code is None or code == 0:
+        return "stopped"
+    # uvicorn, among others, re-raises the SIGTERM it handled once it has shut down gracefully.
+    if code < 0:
+        return f"stopped ({signal.Signals(-code).name})"
+    return f"stopped (exit {code})"
 
 
 def _exited_report(name: str, code: int | None, log_path: Path, offset: int) -> str | None:
