@@ -80,8 +80,12 @@ def up(host: str, port: int, data_dir: Path | None, temporal_port: int, ui_port:
     from groundwork.stack.supervisor import UpOptions, run_up
 
     options = UpOptions(
-        host=host, port=port, data_dir=(data_dir or default_data_dir()).resolve(),
-        temporal_port=temporal_port, ui_port=ui_port, demo=demo,
+        host=host,
+        port=port,
+        data_dir=(data_dir or default_data_dir()).resolve(),
+        temporal_port=temporal_port,
+        ui_port=ui_port,
+        demo=demo,
     )
     raise SystemExit(run_up(options))
 
@@ -95,8 +99,15 @@ def serve(host: str, port: int, workers: int) -> None:
     import uvicorn
 
     Settings.from_env()  # fail fast with a clear message when DATABASE_URL is missing
-    uvicorn.run("groundwork.api.app:app_from_env", factory=True, host=host, port=port, workers=workers,
-                proxy_headers=True, log_level="info")
+    uvicorn.run(
+        "groundwork.api.app:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        proxy_headers=True,
+        log_level="info",
+    )
 
 
 @cli.command()
@@ -143,14 +154,26 @@ def keys() -> None:
 @keys.command("create")
 @click.option("--workspace", "workspace_slug", required=True, help="Workspace slug.")
 @click.option("--principal", "principal_name", required=True, help="Principal name (created if new).")
-@click.option("--scope", "scopes", multiple=True, type=click.Choice(ALL_SCOPES), help="A scope; repeat for more.")
+@click.option(
+    "--scope", "scopes", multiple=True, type=click.Choice(ALL_SCOPES), help="A scope; repeat for more."
+)
 @click.option("--all-scopes", is_flag=True, help="Every scope.")
 @click.option("--admin", is_flag=True, help="Make the principal a workspace admin who sees every project.")
-@click.option("--kind", default="user", type=click.Choice(["user", "service", "agent"]), show_default=True,
-              help="Kind of a principal created now.")
+@click.option(
+    "--kind",
+    default="user",
+    type=click.Choice(["user", "service", "agent"]),
+    show_default=True,
+    help="Kind of a principal created now.",
+)
 @data_dir_option
 def keys_create(
-    workspace_slug: str, principal_name: str, scopes: tuple[str, ...], all_scopes: bool, admin: bool, kind: str,
+    workspace_slug: str,
+    principal_name: str,
+    scopes: tuple[str, ...],
+    all_scopes: bool,
+    admin: bool,
+    kind: str,
     data_dir: Path | None,
 ) -> None:
     """Create a key; prints the key alone on stdout (it is never shown again)."""
@@ -159,8 +182,10 @@ def keys_create(
     if bool(scopes) == all_scopes:
         raise click.UsageError("give either --scope (one or more) or --all-scopes")
     issued = _run_with_db(
-        data_dir, lambda: issue_key(workspace_slug, principal_name, None if all_scopes else list(scopes),
-                                    admin=admin, kind=kind)
+        data_dir,
+        lambda: issue_key(
+            workspace_slug, principal_name, None if all_scopes else list(scopes), admin=admin, kind=kind
+        ),
     )
     if issued.created_principal:
         _say(f"created principal {principal_name!r} (no project memberships)")
@@ -179,8 +204,10 @@ def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
     for row in rows:
         state = f"revoked {row['revoked_at']:%Y-%m-%d}" if row["revoked_at"] else "active"
         used = f"{row['last_used_at']:%Y-%m-%d %H:%M}" if row["last_used_at"] else "never"
-        click.echo(f"{row['id']}  {row['key_prefix']}…  {row['workspace']}/{row['principal']}  {state}  "
-                   f"last used {used}  {' '.join(row['scopes'])}")
+        click.echo(
+            f"{row['id']}  {row['key_prefix']}…  {row['workspace']}/{row['principal']}  {state}  "
+            f"last used {used}  {' '.join(row['scopes'])}"
+        )
     if not rows:
         _say("no keys")
 
@@ -201,8 +228,13 @@ def keys_revoke(key_id: str, data_dir: Path | None) -> None:
 @cli.command("import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
 @click.option("--workspace", "workspace_slug", required=True, help="Workspace slug.")
-@click.option("--principal", "principal_name", default="admin", show_default=True,
-              help="The principal the change history names.")
+@click.option(
+    "--principal",
+    "principal_name",
+    default="admin",
+    show_default=True,
+    help="The principal the change history names.",
+)
 @data_dir_option
 def import_(file: Any, workspace_slug: str, principal_name: str, data_dir: Path | None) -> None:
     """Load work items from a JSON Lines file; bad lines are reported by number and skipped."""

@@ -25,7 +25,8 @@ class Settings:
     rate_limit_per_minute: int = 600
     max_body_bytes: int = 1_048_576
     db_pool_max_size: int = 10
-    allowed_hosts: tuple[str, ...] = field(default_factory=lambda: ("*",))
+    # The Tantivy index: written by the worker, read by the API processes on the same machine.
+    index_dir: Path = field(default_factory=lambda: default_data_dir() / "index")
 
     @classmethod
     def from_env(cls, database_url: str | None = None) -> Settings:
@@ -41,4 +42,5 @@ class Settings:
             rate_limit_per_minute=int(os.environ.get("GROUNDWORK_RATE_LIMIT_PER_MINUTE", "600")),
             max_body_bytes=int(os.environ.get("GROUNDWORK_MAX_BODY_BYTES", "1048576")),
             db_pool_max_size=int(os.environ.get("GROUNDWORK_DB_POOL_MAX_SIZE", "10")),
+            index_dir=Path(os.environ.get("GROUNDWORK_INDEX_DIR") or default_data_dir() / "index"),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from datetime import timedelta
@@ -36,7 +37,7 @@ def build_worker(client: Client, task_queue: str) -> Worker:
 
 async def ensure_schedules(client: Client, task_queue: str) -> None:
     """Create the housekeeping schedules if they do not exist yet (every worker may try)."""
-    try:
+    with contextlib.suppress(ScheduleAlreadyRunningError):
         await client.create_schedule(
             PURGE_SCHEDULE_ID,
             Schedule(
@@ -46,8 +47,6 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
                 spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
             ),
         )
-    except ScheduleAlreadyRunningError:
-        pass
 
 
 async def run_worker(settings: Settings) -> None:

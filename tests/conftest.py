@@ -65,9 +65,12 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest.fixture(scope="session")
-def settings(database: str, temporal_env: WorkflowEnvironment) -> Settings:
+def settings(
+    database: str, temporal_env: WorkflowEnvironment, tmp_path_factory: pytest.TempPathFactory
+) -> Settings:
     target = temporal_env.client.service_client.config.target_host
     return Settings(
+        index_dir=tmp_path_factory.mktemp("index"),
         database_url=database,
         temporal_address=target,
         temporal_task_queue=f"groundwork-test-{uuid.uuid4().hex[:8]}",
@@ -79,7 +82,9 @@ def settings(database: str, temporal_env: WorkflowEnvironment) -> Settings:
 async def serving(settings: Settings) -> AsyncIterator[str]:
     """Serve a real app for `settings` under uvicorn on a free loopback port; yields its base URL."""
     port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

@@ -53,7 +53,8 @@ class AuthMiddleware(ASGIMiddleware):
         principal: Principal | None = await api_keys.resolve_key(key) if key else None
         if principal is None and not (optional and key is None):
             raise Unauthenticated(
-                "Send a valid API key as `Authorization: Bearer <key>`." if key is None
+                "Send a valid API key as `Authorization: Bearer <key>`."
+                if key is None
                 else "The API key is unknown or revoked."
             )
         scope["user"] = principal

@@ -25,8 +25,14 @@ _TYPE_BASE = "https://groundwork.dev/problems/"
 
 def problem(status: int, code: str, title: str, detail: str, **extra: Any) -> Response[dict[str, Any]]:
     """A problem+json response."""
-    body = {"type": _TYPE_BASE + code.replace("_", "-"), "title": title, "status": status, "detail": detail,
-            "code": code, **extra}
+    body = {
+        "type": _TYPE_BASE + code.replace("_", "-"),
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **extra,
+    }
     headers = {"Retry-After": str(extra.pop("_retry_after"))} if "_retry_after" in extra else None
     body.pop("_retry_after", None)
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
@@ -50,8 +56,12 @@ def _validation_errors(exc: ValidationException) -> list[dict[str, str]]:
         if isinstance(item, dict):
             key = str(item.get("key") or "body")
             source = item.get("source")
-            errors.append({"path": f"{source}.{key}" if source and source != "body" else key,
-                           "message": str(item.get("message", "invalid"))})
+            errors.append(
+                {
+                    "path": f"{source}.{key}" if source and source != "body" else key,
+                    "message": str(item.get("message", "invalid")),
+                }
+            )
     if not errors:
         match = _AT.match(str(exc.detail))
         if match and match.group("path"):
@@ -75,16 +85,26 @@ def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Respons
     if isinstance(exc, ValidationException) or exc.status_code == 400:
         detail = str(exc.detail)
         if "JSON" in detail or "decode" in detail.lower() or "malformed" in detail.lower():
-            return problem(400, "invalid_request", "Invalid request", "The body is not valid JSON.",
-                           errors=[{"path": "body", "message": detail}])
-        errors = _validation_errors(exc) if isinstance(exc, ValidationException) else [
-            {"path": "body", "message": detail}]
+            return problem(
+                400,
+                "invalid_request",
+                "Invalid request",
+                "The body is not valid JSON.",
+                errors=[{"path": "body", "message": detail}],
+            )
+        errors = (
+            _validation_errors(exc)
+            if isinstance(exc, ValidationException)
+            else [{"path": "body", "message": detail}]
+        )
         return problem(400, "invalid_request", "Invalid request", "The request is not valid.", errors=errors)
     if exc.status_code == 415:
         return problem(415, "unsupported_media_type", "Unsupported media type", str(exc.detail))
     if exc.status_code >= 500:
         log.error("server error: %s", exc.detail)
-        return problem(exc.status_code, "internal_error", "Internal error", "Something went wrong on our side.")
+        return problem(
+            exc.status_code, "internal_error", "Internal error", "Something went wrong on our side."
+        )
     return problem(exc.status_code, "http_error", "Request failed", str(exc.detail))
 
 

@@ -75,7 +75,9 @@ class IdempotencyMiddleware(ASGIMiddleware):
                     "This Idempotency-Key was used for a different request; use a new key for a new request."
                 )
             if claim.response is None:
-                raise IdempotencyKeyInUse("A request with this Idempotency-Key is still in progress; retry later.")
+                raise IdempotencyKeyInUse(
+                    "A request with this Idempotency-Key is still in progress; retry later."
+                )
             await _replay(send, claim.response)
             return
 

@@ -39,5 +39,7 @@ class TemporalConnection:
 async def connect_client(settings: Settings) -> Client:
     """Connect to Temporal with the data converter every Groundwork process uses."""
     return await Client.connect(
-        settings.temporal_address, namespace=settings.temporal_namespace, data_converter=pydantic_data_converter
+        settings.temporal_address,
+        namespace=settings.temporal_namespace,
+        data_converter=pydantic_data_converter,
     )

@@ -17,7 +17,8 @@ async def seed_demo_data() -> bool:
         ws = workspace["id"]
         portfolio = await tenancy.create_portfolio(ws, catalog.PORTFOLIO_NAME)
         engagements = {
-            e.name: (await tenancy.create_engagement(ws, portfolio["id"], e.name))["id"] for e in catalog.ENGAGEMENTS
+            e.name: (await tenancy.create_engagement(ws, portfolio["id"], e.name))["id"]
+            for e in catalog.ENGAGEMENTS
         }
         projects = {
             p.key: (await tenancy.create_project(ws, engagements[p.engagement], p.key, p.name))["id"]

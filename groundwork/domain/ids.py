@@ -6,9 +6,29 @@ from ulid import ULID
 
 PREFIXES = frozenset(
     {
-        "ws", "prn", "key", "pf", "eng", "prj", "wi",
-        "wie", "draft", "art", "apply", "notification", "thread", "msg", "op", "evt",
-        "whe", "whd", "pkg", "ev", "prov", "src", "psg",
+        "ws",
+        "prn",
+        "key",
+        "pf",
+        "eng",
+        "prj",
+        "wi",
+        "wie",
+        "draft",
+        "art",
+        "apply",
+        "notification",
+        "thread",
+        "msg",
+        "op",
+        "evt",
+        "whe",
+        "whd",
+        "pkg",
+        "ev",
+        "prov",
+        "src",
+        "psg",
     }
 )
 

@@ -67,9 +67,15 @@ class WorkItem:
     def of(cls, item: WorkItemRecord) -> WorkItem:
         values = {name: item.fields.get(name) for name in WorkItemFields.__annotations__}
         return cls(
-            id=strawberry.ID(item.id), key=item.key, title=item.title, status=item.status, sprint=item.sprint,
-            project_id=strawberry.ID(item.project_id), version=format_version(item.version),
-            watchers=list(item.watchers), fields=WorkItemFields(**values),
+            id=strawberry.ID(item.id),
+            key=item.key,
+            title=item.title,
+            status=item.status,
+            sprint=item.sprint,
+            project_id=strawberry.ID(item.project_id),
+            version=format_version(item.version),
+            watchers=list(item.watchers),
+            fields=WorkItemFields(**values),
         )
 
 
@@ -92,8 +98,11 @@ def viewer(info: Info[GraphQLContext, Any]) -> Viewer:
         require(info, "")
     assert principal is not None
     return Viewer(
-        id=strawberry.ID(principal.id), name=principal.name, kind=principal.kind,
-        workspace_id=strawberry.ID(principal.workspace_id), is_admin=principal.is_admin,
+        id=strawberry.ID(principal.id),
+        name=principal.name,
+        kind=principal.kind,
+        workspace_id=strawberry.ID(principal.workspace_id),
+        is_admin=principal.is_admin,
         scopes=sorted(principal.scopes),
     )
 
@@ -103,7 +112,9 @@ async def projects(info: Info[GraphQLContext, Any]) -> list[Project]:
     rows = await service.list_projects(require(info, "work-items:read"))
     return [
         Project(
-            id=strawberry.ID(r["id"]), key=r["key"], name=r["name"],
+            id=strawberry.ID(r["id"]),
+            key=r["key"],
+            name=r["name"],
             engagement=NamedRef(id=strawberry.ID(r["engagement_id"]), name=r["engagement_name"]),
             portfolio=NamedRef(id=strawberry.ID(r["portfolio_id"]), name=r["portfolio_name"]),
         )

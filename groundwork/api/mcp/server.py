@@ -15,15 +15,15 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from groundwork.api.resources import project_resource, work_item_resource
-from groundwork.api.services import work_items as work_item_service
 from groundwork.domain.errors import GroundworkError, InsufficientScope, Unauthenticated
 from groundwork.domain.principals import Principal
 
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
 current_principal: ContextVar[Principal | None] = ContextVar("current_principal", default=None)
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 def tool_error(error: GroundworkError) -> ToolError:
@@ -62,43 +62,17 @@ def build_mcp_server() -> MCPServer:
     async def whoami(ctx: Context[Any, Any]) -> dict[str, Any]:
         """The principal behind this connection's API key and the scopes it holds."""
         principal = caller(ctx, None)
-        return {"id": principal.id, "name": principal.name, "kind": principal.kind,
-                "workspaceId": principal.workspace_id, "isAdmin": principal.is_admin,
-                "scopes": sorted(principal.scopes)}
+        return {
+            "id": principal.id,
+            "name": principal.name,
+            "kind": principal.kind,
+            "workspaceId": principal.workspace_id,
+            "isAdmin": principal.is_admin,
+            "scopes": sorted(principal.scopes),
+        }
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def list_projects(ctx: Context[Any, Any]) -> dict[str, Any]:
-        """The projects this caller can see, with their engagement and portfolio."""
-        rows = await work_item_service.list_projects(caller(ctx, "work-items:read"))
-        return {"data": [project_resource(r) for r in rows]}
+    # Each service registers its tools from its own module (imported here: they import `caller` from this one).
+    from groundwork.api.mcp.work_items import register_work_item_tools
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def list_work_items(
-        ctx: Context[Any, Any],
-        project_id: str | None = None,
-        status: str | None = None,
-        sprint: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
-    ) -> dict[str, Any]:
-        """Work items of visible projects, newest first; pass `cursor` from `page.next_cursor` for more."""
-        try:
-            items, page = await work_item_service.list_work_items(
-                caller(ctx, "work-items:read"), project_id=project_id, status=status, sprint=sprint,
-                limit=limit, cursor=cursor,
-            )
-        except GroundworkError as error:
-            raise tool_error(error) from None
-        return {"data": [work_item_resource(i) for i in items], "page": page}
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_work_item(ctx: Context[Any, Any], work_item_id: str) -> dict[str, Any]:
-        """One work item with its fields and current version."""
-        try:
-            item = await work_item_service.get_work_item(caller(ctx, "work-items:read"), work_item_id)
-        except GroundworkError as error:
-            raise tool_error(error) from None
-        return {"data": work_item_resource(item)}
-
+    register_work_item_tools(mcp)
     return mcp
-

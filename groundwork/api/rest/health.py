@@ -19,7 +19,9 @@ async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     checks = {"postgres": await db.ping(), "temporal": await request.app.state.temporal.healthy()}
     ok = all(checks.values())
     return Response(
-        {"status": "ok" if ok else "unavailable", "checks": {k: "ok" if v else "down" for k, v in checks.items()}},
+        {
+            "status": "ok" if ok else "unavailable",
+            "checks": {k: "ok" if v else "down" for k, v in checks.items()},
+        },
         status_code=200 if ok else 503,
     )
-

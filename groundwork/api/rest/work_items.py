@@ -30,7 +30,7 @@ class UpdateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
     expected_version: str
     title: str | msgspec.UnsetType = msgspec.UNSET
     status: str | msgspec.UnsetType = msgspec.UNSET
-    sprint: str | None | msgspec.UnsetType = msgspec.UNSET
+    sprint: str | msgspec.UnsetType | None = msgspec.UNSET
     watchers: list[str] | msgspec.UnsetType = msgspec.UNSET
     fields: dict[str, FieldValue] | msgspec.UnsetType = msgspec.UNSET
 
@@ -69,10 +69,14 @@ class WorkItemController(Controller):
         return {"data": [work_item_resource(i) for i in items], "page": page}
 
     @post("/", opt={**WRITE, "idempotent": True}, summary="Create a work item")
-    async def create_work_item(self, request: Request[Principal, Any, Any], data: CreateWorkItemBody) -> dict[str, Any]:
+    async def create_work_item(
+        self, request: Request[Principal, Any, Any], data: CreateWorkItemBody
+    ) -> dict[str, Any]:
         item = await service.create_work_item(
             request.user,
-            service.NewWorkItem(data.project_id, data.title, data.status, data.sprint, data.watchers, dict(data.fields)),
+            service.NewWorkItem(
+                data.project_id, data.title, data.status, data.sprint, data.watchers, dict(data.fields)
+            ),
             source="rest",
         )
         return {"data": work_item_resource(item)}
@@ -98,6 +102,8 @@ class WorkItemController(Controller):
         return {"data": work_item_resource(item)}
 
     @get("/{work_item_id:str}/history", opt=READ, summary="The change history of a work item")
-    async def work_item_history(self, request: Request[Principal, Any, Any], work_item_id: str) -> dict[str, Any]:
+    async def work_item_history(
+        self, request: Request[Principal, Any, Any], work_item_id: str
+    ) -> dict[str, Any]:
         rows = await service.work_item_history(request.user, work_item_id)
         return {"data": [change_resource(r) for r in rows]}

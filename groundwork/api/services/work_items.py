@@ -57,17 +57,22 @@ class WorkItemChanges:
 async def _writable_project(principal: Principal, project_id: str) -> None:
     permissions = await tenancy.project_permissions(principal, project_id)
     if permissions is None or "project:read" not in permissions:
-        raise ValidationFailed("Unknown project.", [FieldError("project_id", "no such project in this workspace")])
+        raise ValidationFailed(
+            "Unknown project.", [FieldError("project_id", "no such project in this workspace")]
+        )
     if "work_items:write" not in permissions:
-        raise PermissionDenied("Your role on this project does not allow changing work items.",
-                               extra={"required_permission": "work_items:write"})
+        raise PermissionDenied(
+            "Your role on this project does not allow changing work items.",
+            extra={"required_permission": "work_items:write"},
+        )
 
 
 async def _check_watchers(principal: Principal, watchers: list[str]) -> None:
     known = await tenancy.principal_ids_in_workspace(principal.workspace_id, watchers)
     if missing := [w for w in watchers if w not in known]:
         raise ValidationFailed(
-            "Unknown watchers.", [FieldError("watchers", f"not principals of this workspace: {', '.join(missing)}")]
+            "Unknown watchers.",
+            [FieldError("watchers", f"not principals of this workspace: {', '.join(missing)}")],
         )
 
 
@@ -125,19 +130,28 @@ async def list_work_items(
         project_ids = [p for p in project_ids if p == project_id]
     after = page.after.get("id") if page.after else None
     items = await repo.list_work_items(
-        principal.workspace_id, project_ids, status=status, sprint=sprint, after_id=after, limit=page.limit + 1
+        principal.workspace_id,
+        project_ids,
+        status=status,
+        sprint=sprint,
+        after_id=after,
+        limit=page.limit + 1,
     )
     return page_info(items, page.limit, lambda item: {"id": item.id})
 
 
-async def update_work_item(principal: Principal, work_item_id: str, change: WorkItemChanges, *, source: str) -> WorkItem:
+async def update_work_item(
+    principal: Principal, work_item_id: str, change: WorkItemChanges, *, source: str
+) -> WorkItem:
     """Apply a partial update if `expected_version` still matches; 409 `version_conflict` otherwise."""
     try:
         expected = parse_version(change.expected_version)
     except ValueError as exc:
         raise ValidationFailed("Invalid version.", [FieldError("expected_version", str(exc))]) from None
     errors = validate_attributes(
-        title=change.title, status=change.status, watchers=change.watchers,
+        title=change.title,
+        status=change.status,
+        watchers=change.watchers,
         sprint=change.sprint if change.sprint_given else None,
     ) + validate_fields(change.fields or {})
     if errors:
@@ -153,21 +167,35 @@ async def update_work_item(principal: Principal, work_item_id: str, change: Work
             raise VersionConflict(
                 "The work item changed since you read it.", current_version=format_version(item.version)
             )
-        before = {"title": item.title, "status": item.status, "sprint": item.sprint,
-                  "watchers": list(item.watchers), **item.fields}
+        before = {
+            "title": item.title,
+            "status": item.status,
+            "sprint": item.sprint,
+            "watchers": list(item.watchers),
+            **item.fields,
+        }
         after = {
             "title": change.title.strip() if change.title is not None else item.title,
             "status": change.status or item.status,
             "sprint": change.sprint if change.sprint_given else item.sprint,
-            "watchers": list(dict.fromkeys(change.watchers)) if change.watchers is not None else list(item.watchers),
+            "watchers": list(dict.fromkeys(change.watchers))
+            if change.watchers is not None
+            else list(item.watchers),
         }
         fields = {**item.fields, **(change.fields or {})}
         diff = field_changes(before, {**after, **fields})
         if not diff:
             return item  # nothing changed: no new version, no history entry
         return await repo.update_work_item(
-            item, title=after["title"], status=after["status"], sprint=after["sprint"],
-            watchers=after["watchers"], fields=fields, changes=diff, actor_id=principal.id, source=source,
+            item,
+            title=after["title"],
+            status=after["status"],
+            sprint=after["sprint"],
+            watchers=after["watchers"],
+            fields=fields,
+            changes=diff,
+            actor_id=principal.id,
+            source=source,
         )
 
 

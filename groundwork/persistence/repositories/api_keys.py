@@ -15,7 +15,12 @@ async def create_api_key(
     row = await db.fetchrow(
         "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes)"
         " VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
-        new_id("key"), workspace_id, principal_id, key_hash, key_prefix, scopes,
+        new_id("key"),
+        workspace_id,
+        principal_id,
+        key_hash,
+        key_prefix,
+        scopes,
     )
     assert row is not None
     return dict(row)

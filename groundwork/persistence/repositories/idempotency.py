@@ -45,14 +45,19 @@ async def claim(api_key_id: str, key: str, fingerprint: str) -> Claim:
                    AND idempotency_keys.locked_at < clock_timestamp() - $5::interval)
         RETURNING true AS claimed
         """,
-        api_key_id, key, fingerprint, RETENTION, ABANDONED_AFTER,
+        api_key_id,
+        key,
+        fingerprint,
+        RETENTION,
+        ABANDONED_AFTER,
     )
     if row is not None:
         return Claim(claimed=True)
     held = await db.fetchrow(
         "SELECT fingerprint, response_status, response_headers, response_body"
         " FROM idempotency_keys WHERE api_key_id = $1 AND key = $2",
-        api_key_id, key,
+        api_key_id,
+        key,
     )
     if held is None:  # released between our insert and this read: the caller may retry
         return Claim(claimed=False)
@@ -63,12 +68,18 @@ async def claim(api_key_id: str, key: str, fingerprint: str) -> Claim:
     return Claim(claimed=False, fingerprint=held["fingerprint"], response=response)
 
 
-async def complete(api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+async def complete(
+    api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes
+) -> None:
     """Store the finished response for replay."""
     await db.execute(
         "UPDATE idempotency_keys SET response_status = $3, response_headers = $4::jsonb, response_body = $5"
         " WHERE api_key_id = $1 AND key = $2",
-        api_key_id, key, status, json.dumps(headers), body,
+        api_key_id,
+        key,
+        status,
+        json.dumps(headers),
+        body,
     )
 
 
@@ -76,7 +87,8 @@ async def release(api_key_id: str, key: str) -> None:
     """Drop an in-flight claim whose answer must not be stored (5xx, 429), so the key can be retried."""
     await db.execute(
         "DELETE FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND response_status IS NULL",
-        api_key_id, key,
+        api_key_id,
+        key,
     )
 
 

@@ -26,8 +26,15 @@ async def append_event(
     await db.execute(
         "INSERT INTO outbox (event_id, type, workspace_id, resource_type, resource_id, actor_id,"
         " payload, source, occurred_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9)",
-        event_id, type, workspace_id, resource_type, resource_id, actor_id,
-        json.dumps(payload), json.dumps(source) if source is not None else None, occurred_at,
+        event_id,
+        type,
+        workspace_id,
+        resource_type,
+        resource_id,
+        actor_id,
+        json.dumps(payload),
+        json.dumps(source) if source is not None else None,
+        occurred_at,
     )
     return event_id
 

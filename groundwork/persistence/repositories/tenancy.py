@@ -32,13 +32,23 @@ async def get_workspace_by_slug(slug: str) -> dict[str, Any] | None:
 
 
 async def create_principal(
-    workspace_id: str, name: str, *, kind: str = "user", display_name: str | None = None, is_admin: bool = False
+    workspace_id: str,
+    name: str,
+    *,
+    kind: str = "user",
+    display_name: str | None = None,
+    is_admin: bool = False,
 ) -> dict[str, Any]:
     """Insert a principal of the workspace."""
     row = await db.fetchrow(
         "INSERT INTO principals (id, workspace_id, name, display_name, kind, is_admin)"
         " VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
-        new_id("prn"), workspace_id, name, display_name or name, kind, is_admin,
+        new_id("prn"),
+        workspace_id,
+        name,
+        display_name or name,
+        kind,
+        is_admin,
     )
     assert row is not None
     return dict(row)
@@ -46,7 +56,9 @@ async def create_principal(
 
 async def get_principal_by_name(workspace_id: str, name: str) -> dict[str, Any] | None:
     """The principal with this name in the workspace, if any."""
-    row = await db.fetchrow("SELECT * FROM principals WHERE workspace_id = $1 AND name = $2", workspace_id, name)
+    row = await db.fetchrow(
+        "SELECT * FROM principals WHERE workspace_id = $1 AND name = $2", workspace_id, name
+    )
     return dict(row) if row else None
 
 
@@ -57,7 +69,9 @@ async def set_principal_admin(principal_id: str, is_admin: bool) -> None:
 
 async def principal_ids_in_workspace(workspace_id: str, ids: list[str]) -> set[str]:
     """The subset of `ids` that are principals of the workspace."""
-    rows = await db.fetch("SELECT id FROM principals WHERE workspace_id = $1 AND id = ANY($2)", workspace_id, ids)
+    rows = await db.fetch(
+        "SELECT id FROM principals WHERE workspace_id = $1 AND id = ANY($2)", workspace_id, ids
+    )
     return {r["id"] for r in rows}
 
 
@@ -65,7 +79,9 @@ async def create_portfolio(workspace_id: str, name: str) -> dict[str, Any]:
     """Insert a portfolio."""
     row = await db.fetchrow(
         "INSERT INTO portfolios (id, workspace_id, name) VALUES ($1, $2, $3) RETURNING *",
-        new_id("pf"), workspace_id, name,
+        new_id("pf"),
+        workspace_id,
+        name,
     )
     assert row is not None
     return dict(row)
@@ -75,7 +91,10 @@ async def create_engagement(workspace_id: str, portfolio_id: str, name: str) -> 
     """Insert an engagement under a portfolio."""
     row = await db.fetchrow(
         "INSERT INTO engagements (id, workspace_id, portfolio_id, name) VALUES ($1, $2, $3, $4) RETURNING *",
-        new_id("eng"), workspace_id, portfolio_id, name,
+        new_id("eng"),
+        workspace_id,
+        portfolio_id,
+        name,
     )
     assert row is not None
     return dict(row)
@@ -85,7 +104,11 @@ async def create_project(workspace_id: str, engagement_id: str, key: str, name: 
     """Insert a project under an engagement; its key prefixes its work items' keys."""
     row = await db.fetchrow(
         "INSERT INTO projects (id, workspace_id, engagement_id, key, name) VALUES ($1, $2, $3, $4, $5) RETURNING *",
-        new_id("prj"), workspace_id, engagement_id, key, name,
+        new_id("prj"),
+        workspace_id,
+        engagement_id,
+        key,
+        name,
     )
     assert row is not None
     return dict(row)
@@ -96,7 +119,9 @@ async def add_membership(principal_id: str, project_id: str, role: str) -> None:
     await db.execute(
         "INSERT INTO memberships (principal_id, project_id, role) VALUES ($1, $2, $3)"
         " ON CONFLICT (principal_id, project_id) DO UPDATE SET role = EXCLUDED.role",
-        principal_id, project_id, role,
+        principal_id,
+        project_id,
+        role,
     )
 
 
@@ -113,7 +138,10 @@ async def visible_projects(principal: Principal, permission: str = "project:read
         WHERE {_VISIBLE}
         ORDER BY p.key
         """,
-        principal.workspace_id, principal.is_admin, principal.id, permission,
+        principal.workspace_id,
+        principal.is_admin,
+        principal.id,
+        permission,
     )
     return [dict(r) for r in rows]
 
@@ -122,7 +150,10 @@ async def visible_project_ids(principal: Principal, permission: str = "project:r
     """Ids of the caller's projects holding `permission`."""
     rows = await db.fetch(
         f"SELECT p.id FROM projects p WHERE {_VISIBLE}",
-        principal.workspace_id, principal.is_admin, principal.id, permission,
+        principal.workspace_id,
+        principal.is_admin,
+        principal.id,
+        permission,
     )
     return [r["id"] for r in rows]
 
@@ -136,7 +167,9 @@ async def project_permissions(principal: Principal, project_id: str) -> set[str]
         LEFT JOIN roles r ON r.name = m.role
         WHERE p.id = $2 AND p.workspace_id = $1
         """,
-        principal.workspace_id, project_id, principal.id,
+        principal.workspace_id,
+        project_id,
+        principal.id,
     )
     if row is None:
         return None

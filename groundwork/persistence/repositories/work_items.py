@@ -42,7 +42,8 @@ async def insert_work_item(
     counter = await db.fetchrow(
         "UPDATE projects SET next_item_number = next_item_number + 1 WHERE id = $1 AND workspace_id = $2"
         " RETURNING key, next_item_number - 1 AS number",
-        project_id, workspace_id,
+        project_id,
+        workspace_id,
     )
     assert counter is not None, "project must exist in the workspace"
     row = await db.fetchrow(
@@ -51,8 +52,15 @@ async def insert_work_item(
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, date_trunc('microseconds', clock_timestamp()))
         RETURNING *
         """,
-        new_id("wi"), workspace_id, project_id, f"{counter['key']}-{counter['number']}",
-        title, status, sprint, watchers, json.dumps(fields),
+        new_id("wi"),
+        workspace_id,
+        project_id,
+        f"{counter['key']}-{counter['number']}",
+        title,
+        status,
+        sprint,
+        watchers,
+        json.dumps(fields),
     )
     assert row is not None
     item = _to_work_item(row)
@@ -87,7 +95,12 @@ async def list_work_items(
           AND ($5::text IS NULL OR id < $5)
         ORDER BY id DESC LIMIT $6
         """,
-        workspace_id, project_ids, status, sprint, after_id, limit,
+        workspace_id,
+        project_ids,
+        status,
+        sprint,
+        after_id,
+        limit,
     )
     return [_to_work_item(r) for r in rows]
 
@@ -112,7 +125,12 @@ async def update_work_item(
             version = greatest(date_trunc('microseconds', clock_timestamp()), version + interval '1 microsecond')
         WHERE id = $1 RETURNING *
         """,
-        item.id, title, status, sprint, watchers, json.dumps(fields),
+        item.id,
+        title,
+        status,
+        sprint,
+        watchers,
+        json.dumps(fields),
     )
     assert row is not None
     updated = _to_work_item(row)
@@ -131,7 +149,12 @@ async def _record_change(
     await db.execute(
         "INSERT INTO work_item_changes (work_item_id, actor_id, source, changes, version_before, version_after)"
         " VALUES ($1, $2, $3, $4::jsonb, $5, $6)",
-        work_item_id, actor_id, source, json.dumps(changes), version_before, version_after,
+        work_item_id,
+        actor_id,
+        source,
+        json.dumps(changes),
+        version_before,
+        version_after,
     )
 
 

@@ -23,13 +23,17 @@ async def test_unknown_route_is_404_problem(client: httpx.AsyncClient) -> None:
 
 async def test_wrong_method_is_405_problem(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
-    assert_problem(await client.delete("/api/v1/work-items", headers=workspace.headers(key)), 405, "method_not_allowed")
+    assert_problem(
+        await client.delete("/api/v1/work-items", headers=workspace.headers(key)), 405, "method_not_allowed"
+    )
 
 
 async def test_malformed_json_is_400_invalid_request(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     response = await client.post(
-        "/api/v1/work-items", content=b'{"title": ', headers=workspace.headers(key, **idem(), **{"content-type": "application/json"})
+        "/api/v1/work-items",
+        content=b'{"title": ',
+        headers=workspace.headers(key, **idem(), **{"content-type": "application/json"}),
     )
     assert_problem(response, 400, "invalid_request")
 
@@ -58,30 +62,50 @@ async def test_wrong_type_is_400_with_its_path(client: httpx.AsyncClient, worksp
 
 async def test_bad_query_parameter_is_400(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
-    body = assert_problem(await client.get("/api/v1/work-items?limit=abc", headers=workspace.headers(key)), 400,
-                          "invalid_request")
+    body = assert_problem(
+        await client.get("/api/v1/work-items?limit=abc", headers=workspace.headers(key)),
+        400,
+        "invalid_request",
+    )
     assert body["errors"]
-    assert_problem(await client.get("/api/v1/work-items?limit=1000", headers=workspace.headers(key)), 400,
-                   "invalid_request")
-    assert_problem(await client.get("/api/v1/work-items?cursor=%%%", headers=workspace.headers(key)), 400,
-                   "invalid_request")
+    assert_problem(
+        await client.get("/api/v1/work-items?limit=1000", headers=workspace.headers(key)),
+        400,
+        "invalid_request",
+    )
+    assert_problem(
+        await client.get("/api/v1/work-items?cursor=%%%", headers=workspace.headers(key)),
+        400,
+        "invalid_request",
+    )
 
 
 async def test_oversize_body_is_413_problem(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
-    huge = {"project_id": workspace.projects["ALPHA"], "title": "x", "fields": {"description": "a" * 2_000_000}}
+    huge = {
+        "project_id": workspace.projects["ALPHA"],
+        "title": "x",
+        "fields": {"description": "a" * 2_000_000},
+    }
     assert_problem(
         await client.post("/api/v1/work-items", json=huge, headers=workspace.headers(key, **idem())),
-        413, "payload_too_large",
+        413,
+        "payload_too_large",
     )
 
 
-async def test_rule_breaking_values_are_422_validation_failed(client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_rule_breaking_values_are_422_validation_failed(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     key = await workspace.key(admin=True)
     response = await client.post(
         "/api/v1/work-items",
-        json={"project_id": workspace.projects["ALPHA"], "title": " ", "status": "sideways",
-              "fields": {"estimate": -3, "colour": "x"}},
+        json={
+            "project_id": workspace.projects["ALPHA"],
+            "title": " ",
+            "status": "sideways",
+            "fields": {"estimate": -3, "colour": "x"},
+        },
         headers=workspace.headers(key, **idem()),
     )
     body = assert_problem(response, 422, "validation_failed")
@@ -91,10 +115,20 @@ async def test_rule_breaking_values_are_422_validation_failed(client: httpx.Asyn
 
 @pytest.mark.parametrize(
     "payload",
-    [[], "text", 12, None, {"project_id": None, "title": "x"}, {"project_id": "prj_x", "title": "x", "watchers": "a"},
-     {"project_id": "prj_x", "title": "x", "fields": []}, {"project_id": "prj_x", "title": "\u0000" * 3}],
+    [
+        [],
+        "text",
+        12,
+        None,
+        {"project_id": None, "title": "x"},
+        {"project_id": "prj_x", "title": "x", "watchers": "a"},
+        {"project_id": "prj_x", "title": "x", "fields": []},
+        {"project_id": "prj_x", "title": "\u0000" * 3},
+    ],
 )
-async def test_odd_bodies_never_answer_500(client: httpx.AsyncClient, workspace: Workspace, payload: object) -> None:
+async def test_odd_bodies_never_answer_500(
+    client: httpx.AsyncClient, workspace: Workspace, payload: object
+) -> None:
     key = await workspace.key(admin=True)
     response = await client.post("/api/v1/work-items", json=payload, headers=workspace.headers(key, **idem()))
     assert 400 <= response.status_code < 500, response.text

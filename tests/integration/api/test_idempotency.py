@@ -17,17 +17,22 @@ async def _count_items(workspace: Workspace) -> int:
     return int(row["n"])
 
 
-async def test_post_without_key_is_400_and_creates_nothing(client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_post_without_key_is_400_and_creates_nothing(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     key = await workspace.key(admin=True)
     response = await client.post(
-        "/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "x"},
+        "/api/v1/work-items",
+        json={"project_id": workspace.projects["ALPHA"], "title": "x"},
         headers=workspace.headers(key),
     )
     assert response.status_code == 400 and response.json()["code"] == "idempotency_key_required"
     assert await _count_items(workspace) == 0
 
 
-async def test_replay_returns_the_same_bytes_and_creates_once(client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_replay_returns_the_same_bytes_and_creates_once(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     key = await workspace.key(admin=True)
     body = {"project_id": workspace.projects["ALPHA"], "title": "Once only"}
     headers = workspace.headers(key, **{"Idempotency-Key": "create-once"})
@@ -43,22 +48,28 @@ async def test_replay_returns_the_same_bytes_and_creates_once(client: httpx.Asyn
 async def test_same_key_with_a_different_body_is_422(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     headers = workspace.headers(key, **{"Idempotency-Key": "k1"})
-    await client.post("/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "A"},
-                      headers=headers)
-    other = await client.post("/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "B"},
-                              headers=headers)
+    await client.post(
+        "/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "A"}, headers=headers
+    )
+    other = await client.post(
+        "/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "B"}, headers=headers
+    )
     assert other.status_code == 422 and other.json()["code"] == "idempotency_key_reused"
     assert await _count_items(workspace) == 1
 
 
-async def test_key_equivalent_json_bodies_are_the_same_request(client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_key_equivalent_json_bodies_are_the_same_request(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     key = await workspace.key(admin=True)
     headers = workspace.headers(key, **{"Idempotency-Key": "spacing", "content-type": "application/json"})
     project = workspace.projects["ALPHA"]
-    first = await client.post("/api/v1/work-items", content=f'{{"project_id":"{project}","title":"T"}}',
-                              headers=headers)
-    second = await client.post("/api/v1/work-items", content=f'{{ "title": "T",  "project_id": "{project}" }}',
-                               headers=headers)
+    first = await client.post(
+        "/api/v1/work-items", content=f'{{"project_id":"{project}","title":"T"}}', headers=headers
+    )
+    second = await client.post(
+        "/api/v1/work-items", content=f'{{ "title": "T",  "project_id": "{project}" }}', headers=headers
+    )
     assert second.headers.get("idempotent-replayed") == "true" and second.content == first.content
 
 
@@ -66,8 +77,12 @@ async def test_keys_are_scoped_per_api_key(client: httpx.AsyncClient, workspace:
     one = await workspace.key("one", admin=True)
     two = await workspace.key("two", admin=True)
     body = {"project_id": workspace.projects["ALPHA"], "title": "Shared key string"}
-    a = await client.post("/api/v1/work-items", json=body, headers=workspace.headers(one, **{"Idempotency-Key": "s"}))
-    b = await client.post("/api/v1/work-items", json=body, headers=workspace.headers(two, **{"Idempotency-Key": "s"}))
+    a = await client.post(
+        "/api/v1/work-items", json=body, headers=workspace.headers(one, **{"Idempotency-Key": "s"})
+    )
+    b = await client.post(
+        "/api/v1/work-items", json=body, headers=workspace.headers(two, **{"Idempotency-Key": "s"})
+    )
     assert a.status_code == b.status_code == 201 and a.json()["data"]["id"] != b.json()["data"]["id"]
 
 
@@ -80,7 +95,9 @@ async def test_concurrent_requests_with_one_key_produce_one_effect(
     # Separate connections, so the requests really run side by side in the server.
     clients = [httpx.AsyncClient(base_url=api_url) for _ in range(8)]
     try:
-        responses = await asyncio.gather(*(c.post("/api/v1/work-items", json=body, headers=headers) for c in clients))
+        responses = await asyncio.gather(
+            *(c.post("/api/v1/work-items", json=body, headers=headers) for c in clients)
+        )
     finally:
         await asyncio.gather(*(c.aclose() for c in clients))
     statuses = sorted(r.status_code for r in responses)
@@ -105,7 +122,8 @@ async def test_in_flight_key_answers_409(client: httpx.AsyncClient, workspace: W
     claim = await idempotency.claim(record["id"], "held", fingerprint("POST", "/api/v1/work-items", body))
     assert claim.claimed
     response = await client.post(
-        "/api/v1/work-items", content=body,
+        "/api/v1/work-items",
+        content=body,
         headers=workspace.headers(key, **{"Idempotency-Key": "held", "content-type": "application/json"}),
     )
     assert response.status_code == 409 and response.json()["code"] == "idempotency_key_in_use"

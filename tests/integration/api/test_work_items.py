@@ -19,8 +19,14 @@ async def _create(client: httpx.AsyncClient, workspace: Workspace, key: str, **b
 
 async def test_created_item_has_the_canonical_shape(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
-    item = await _create(client, workspace, key, status="todo", sprint="S1",
-                         fields={"description": "Users sign in with SAML.", "estimate": 5})
+    item = await _create(
+        client,
+        workspace,
+        key,
+        status="todo",
+        sprint="S1",
+        fields={"description": "Users sign in with SAML.", "estimate": 5},
+    )
     assert item["key"] == "ALPHA-1" and item["projectId"] == workspace.projects["ALPHA"]
     assert list(item["fields"]) == list(FIELD_NAMES)
     assert item["fields"]["description"] == "Users sign in with SAML." and item["fields"]["estimate"] == 5
@@ -37,12 +43,18 @@ async def test_patch_with_current_version_changes_fields_and_bumps_version(
     item = await _create(client, workspace, key, fields={"description": "Old"})
     response = await client.patch(
         f"/api/v1/work-items/{item['id']}",
-        json={"expected_version": item["version"], "fields": {"acceptance_criteria": "Given..."}, "status": "todo"},
+        json={
+            "expected_version": item["version"],
+            "fields": {"acceptance_criteria": "Given..."},
+            "status": "todo",
+        },
         headers=workspace.headers(key),
     )
     assert response.status_code == 200, response.text
     updated = response.json()["data"]
-    assert updated["fields"]["description"] == "Old" and updated["fields"]["acceptance_criteria"] == "Given..."
+    assert (
+        updated["fields"]["description"] == "Old" and updated["fields"]["acceptance_criteria"] == "Given..."
+    )
     assert updated["status"] == "todo"
     assert parse_version(updated["version"]) > parse_version(item["version"])
 
@@ -52,17 +64,23 @@ async def test_patch_with_stale_version_is_409_and_changes_nothing(
 ) -> None:
     key = await workspace.key(admin=True)
     item = await _create(client, workspace, key, fields={"description": "Original"})
-    first = await client.patch(f"/api/v1/work-items/{item['id']}",
-                               json={"expected_version": item["version"], "title": "Renamed"},
-                               headers=workspace.headers(key))
+    first = await client.patch(
+        f"/api/v1/work-items/{item['id']}",
+        json={"expected_version": item["version"], "title": "Renamed"},
+        headers=workspace.headers(key),
+    )
     assert first.status_code == 200
-    stale = await client.patch(f"/api/v1/work-items/{item['id']}",
-                               json={"expected_version": item["version"], "fields": {"description": "Clobber"}},
-                               headers=workspace.headers(key))
+    stale = await client.patch(
+        f"/api/v1/work-items/{item['id']}",
+        json={"expected_version": item["version"], "fields": {"description": "Clobber"}},
+        headers=workspace.headers(key),
+    )
     assert stale.status_code == 409
     assert stale.json()["code"] == "version_conflict"
     assert stale.json()["current_version"] == first.json()["data"]["version"]
-    now = (await client.get(f"/api/v1/work-items/{item['id']}", headers=workspace.headers(key))).json()["data"]
+    now = (await client.get(f"/api/v1/work-items/{item['id']}", headers=workspace.headers(key))).json()[
+        "data"
+    ]
     assert now["fields"]["description"] == "Original" and now["title"] == "Renamed"
     assert now["version"] == first.json()["data"]["version"]
 
@@ -71,20 +89,26 @@ async def test_version_accepts_any_utc_spelling(client: httpx.AsyncClient, works
     key = await workspace.key(admin=True)
     item = await _create(client, workspace, key)
     spelled = item["version"].replace("Z", "+00:00")
-    response = await client.patch(f"/api/v1/work-items/{item['id']}",
-                                  json={"expected_version": spelled, "sprint": None},
-                                  headers=workspace.headers(key))
+    response = await client.patch(
+        f"/api/v1/work-items/{item['id']}",
+        json={"expected_version": spelled, "sprint": None},
+        headers=workspace.headers(key),
+    )
     assert response.status_code == 200
-    bad = await client.patch(f"/api/v1/work-items/{item['id']}",
-                             json={"expected_version": "yesterday", "title": "x"}, headers=workspace.headers(key))
+    bad = await client.patch(
+        f"/api/v1/work-items/{item['id']}",
+        json={"expected_version": "yesterday", "title": "x"},
+        headers=workspace.headers(key),
+    )
     assert bad.status_code == 422 and bad.json()["errors"][0]["path"] == "expected_version"
 
 
 async def test_patch_without_expected_version_is_400(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     item = await _create(client, workspace, key)
-    response = await client.patch(f"/api/v1/work-items/{item['id']}", json={"title": "x"},
-                                  headers=workspace.headers(key))
+    response = await client.patch(
+        f"/api/v1/work-items/{item['id']}", json={"title": "x"}, headers=workspace.headers(key)
+    )
     assert response.status_code == 400 and response.json()["code"] == "invalid_request"
 
 
@@ -96,33 +120,48 @@ async def test_concurrent_patches_with_one_version_exactly_one_wins(
         item = await _create(client, workspace, key)
     clients = [httpx.AsyncClient(base_url=api_url) for _ in range(5)]
     try:
-        responses = await asyncio.gather(*(
-            c.patch(f"/api/v1/work-items/{item['id']}", json={"expected_version": item["version"], "title": f"T{i}"},
-                    headers=workspace.headers(key))
-            for i, c in enumerate(clients)
-        ))
+        responses = await asyncio.gather(
+            *(
+                c.patch(
+                    f"/api/v1/work-items/{item['id']}",
+                    json={"expected_version": item["version"], "title": f"T{i}"},
+                    headers=workspace.headers(key),
+                )
+                for i, c in enumerate(clients)
+            )
+        )
     finally:
         await asyncio.gather(*(c.aclose() for c in clients))
     assert sorted(r.status_code for r in responses) == [200, 409, 409, 409, 409]
 
 
-async def test_history_records_actor_source_and_changes(client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_history_records_actor_source_and_changes(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     key = await workspace.key("maria", admin=True)
     item = await _create(client, workspace, key, fields={"description": "v1"})
-    await client.patch(f"/api/v1/work-items/{item['id']}",
-                       json={"expected_version": item["version"], "fields": {"description": "v2"}},
-                       headers=workspace.headers(key))
-    history = (await client.get(f"/api/v1/work-items/{item['id']}/history", headers=workspace.headers(key))).json()
+    await client.patch(
+        f"/api/v1/work-items/{item['id']}",
+        json={"expected_version": item["version"], "fields": {"description": "v2"}},
+        headers=workspace.headers(key),
+    )
+    history = (
+        await client.get(f"/api/v1/work-items/{item['id']}/history", headers=workspace.headers(key))
+    ).json()
     created, changed = history["data"]
     assert created["source"] == "rest" and created["actorId"] == workspace.principals["maria"]
     assert changed["changes"] == {"description": {"from": "v1", "to": "v2"}}
     assert changed["versionBefore"] == item["version"]
 
 
-async def test_list_is_newest_first_paginated_and_filtered(client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_list_is_newest_first_paginated_and_filtered(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     key = await workspace.key(admin=True)
-    created = [await _create(client, workspace, key, title=f"Item {i}", status="todo" if i % 2 else "done")
-               for i in range(5)]
+    created = [
+        await _create(client, workspace, key, title=f"Item {i}", status="todo" if i % 2 else "done")
+        for i in range(5)
+    ]
     seen: list[str] = []
     cursor = None
     while True:
@@ -134,7 +173,9 @@ async def test_list_is_newest_first_paginated_and_filtered(client: httpx.AsyncCl
             break
         cursor = page["page"]["next_cursor"]
     assert seen == [i["id"] for i in reversed(created)]
-    todo = (await client.get("/api/v1/work-items", params={"status": "todo"}, headers=workspace.headers(key))).json()
+    todo = (
+        await client.get("/api/v1/work-items", params={"status": "todo"}, headers=workspace.headers(key))
+    ).json()
     assert {i["title"] for i in todo["data"]} == {"Item 1", "Item 3"}
 
 

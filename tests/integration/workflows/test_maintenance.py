@@ -24,7 +24,9 @@ async def test_purge_workflow_removes_expired_records_only(
 
     await db.execute("UPDATE idempotency_keys SET expires_at = now() - interval '1 hour' WHERE key = 'stale'")
     removed = await temporal_client.execute_workflow(
-        PurgeIdempotencyKeysWorkflow.run, id=f"purge-test-{uuid.uuid4().hex}", task_queue=settings.temporal_task_queue
+        PurgeIdempotencyKeysWorkflow.run,
+        id=f"purge-test-{uuid.uuid4().hex}",
+        task_queue=settings.temporal_task_queue,
     )
     assert removed >= 1
     assert not (await idempotency.claim(record["id"], "fresh", "other")).claimed  # still held
