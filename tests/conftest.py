@@ -178,3 +178,28 @@ async def worker(settings: Settings, temporal_client: Any, database: str) -> Asy
     yield running
     await running.shutdown()
     await task
+
+
+@asynccontextmanager
+async def mcp_session(api_url: str, key: str) -> AsyncIterator[Any]:
+    """An MCP SDK client session over Streamable HTTP at /mcp, authenticated with `key`."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http,
+        streamable_http_client(f"{api_url}/mcp/", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def tool_json(result: Any) -> Any:
+    """The JSON a tool returned (structured content when present, else its text)."""
+    import json
+
+    if getattr(result, "structured_content", None) is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)

@@ -65,6 +65,7 @@ class Role(Table, tablename="roles"):
 
 
 class Membership(Table, tablename="memberships"):
+    id = BigSerial(primary_key=True)
     principal_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
     project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
     role = Text()
@@ -109,6 +110,7 @@ class WorkItemChange(Table, tablename="work_item_changes"):
 
 
 class IdempotencyKey(Table, tablename="idempotency_keys"):
+    id = BigSerial(primary_key=True)
     api_key_id = ForeignKey(ApiKey, on_delete=OnDelete.cascade, null=False)
     key = Text()
     fingerprint = Text()

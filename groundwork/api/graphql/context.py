@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from graphql import GraphQLError
 from litestar import Request
+from strawberry.litestar import BaseContext
 from strawberry.types import Info
 
 from groundwork.domain.errors import GroundworkError, InsufficientScope, Unauthenticated
 from groundwork.domain.principals import Principal
 
 
-@dataclass
-class GraphQLContext:
-    """What every resolver sees."""
+class GraphQLContext(BaseContext, kw_only=True):
+    """What every resolver sees: the request and the principal behind its key (None without one)."""
 
-    principal: Principal | None
-    request: Request[Any, Any, Any]
+    principal: Principal | None = None
 
 
 async def context_getter(request: Request[Any, Any, Any]) -> GraphQLContext:

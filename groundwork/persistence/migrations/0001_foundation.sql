@@ -58,11 +58,12 @@ INSERT INTO roles (name, permissions) VALUES
     ('guest',       ARRAY['project:read']);
 
 CREATE TABLE memberships (
+    id            bigserial PRIMARY KEY,
     principal_id  text NOT NULL REFERENCES principals(id) ON DELETE CASCADE,
     project_id    text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     role          text NOT NULL REFERENCES roles(name),
     created_at    timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (principal_id, project_id)
+    UNIQUE (principal_id, project_id)
 );
 CREATE INDEX memberships_project_idx ON memberships (project_id);
 
@@ -111,6 +112,7 @@ CREATE INDEX work_item_changes_item_idx ON work_item_changes (work_item_id, id);
 
 -- Idempotency records, scoped by API key. A row without response_status is in flight.
 CREATE TABLE idempotency_keys (
+    id               bigserial PRIMARY KEY,
     api_key_id       text NOT NULL REFERENCES api_keys(id) ON DELETE CASCADE,
     key              text NOT NULL,
     fingerprint      text NOT NULL,
@@ -120,7 +122,7 @@ CREATE TABLE idempotency_keys (
     response_body    bytea,
     created_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
     expires_at       timestamptz NOT NULL,
-    PRIMARY KEY (api_key_id, key)
+    UNIQUE (api_key_id, key)
 );
 CREATE INDEX idempotency_keys_expiry_idx ON idempotency_keys (expires_at);
 
