@@ -49,3 +49,61 @@ def change_resource(row: dict[str, Any]) -> dict[str, Any]:
         "versionAfter": timestamp(row["version_after"]),
         "changedAt": timestamp(row["changed_at"]),
     }
+
+
+def draft_resource(draft: Any, eligible: bool) -> dict[str, Any]:
+    """A draft: a proposed value for one field, with its evidence."""
+    return {
+        "id": draft.id,
+        "action": draft.action,
+        "field": draft.field,
+        "proposedValue": draft.proposed_value,
+        "confidence": draft.confidence,
+        "evidenceRefs": draft.evidence_refs,
+        "applyEligible": eligible,
+        "appliedAt": timestamp(draft.applied_at),
+        "createdAt": timestamp(draft.created_at),
+    }
+
+
+def artifact_resource(artifact: Any) -> dict[str, Any]:
+    """An artifact: review material with its evidence."""
+    return {
+        "id": artifact.id,
+        "action": artifact.action,
+        "type": artifact.type,
+        "title": artifact.title,
+        "summary": artifact.summary,
+        "body": artifact.body,
+        "evidenceRefs": artifact.evidence_refs,
+        "createdAt": timestamp(artifact.created_at),
+    }
+
+
+def run_resource(view: Any) -> dict[str, Any]:
+    """An enhancement run with its target, drafts, artifacts and what the caller may do next."""
+    from groundwork.domain.enhancement.model import allowed_actions
+
+    run = view.run
+    return {
+        "id": run.id,
+        "state": run.state,
+        "target": {"id": run.target_id, "key": run.target_key, "title": run.target_title,
+                   "version": format_version(run.target_version)},
+        "requestedActions": [a.action for a in view.actions],
+        "instructions": run.instructions,
+        "drafts": [draft_resource(d, view.eligible[d.id]) for d in view.drafts],
+        "artifacts": [artifact_resource(a) for a in view.artifacts],
+        "allowedActions": [
+            {"id": a.id, "label": a.label, "requiredScope": a.required_scope}
+            for a in allowed_actions(run.state if not view.expired else "expired", any(view.eligible.values()))
+        ],
+        "appliedDraftIds": [d.id for d in view.drafts if d.applied_at is not None],
+        "requestedBy": run.requested_by,
+        "generator": run.generator,
+        "error": {"code": run.error_code, "message": run.error_message} if run.error_code else None,
+        "createdAt": timestamp(run.created_at),
+        "updatedAt": timestamp(run.updated_at),
+        "completedAt": timestamp(run.completed_at),
+        "reviewExpiresAt": timestamp(run.review_expires_at),
+    }

@@ -43,3 +43,19 @@ async def connect_client(settings: Settings) -> Client:
         namespace=settings.temporal_namespace,
         data_converter=pydantic_data_converter,
     )
+
+
+_current: TemporalConnection | None = None
+
+
+def use_connection(connection: TemporalConnection) -> None:
+    """Make `connection` the one the application services use in this process."""
+    global _current
+    _current = connection
+
+
+def current_connection() -> TemporalConnection:
+    """The process's Temporal connection (set by the app's start-up, or `groundwork mcp`)."""
+    if _current is None:
+        raise RuntimeError("no Temporal connection configured in this process")
+    return _current

@@ -62,6 +62,17 @@ class InsufficientScope(GroundworkError):
         )
 
 
+class PermissionDenied(GroundworkError):
+    """The caller sees the project, but its role there does not allow this change."""
+
+    status = 403
+    code = "permission_denied"
+    title = "Permission denied"
+
+    def __init__(self, detail: str, required_permission: str) -> None:
+        super().__init__(detail, extra={"required_permission": required_permission})
+
+
 class NotFound(GroundworkError):
     status = 404
     code = "not_found"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundwork.domain.errors import FieldError, GroundworkError, NotFound, ValidationFailed, VersionConflict
+from groundwork.domain.errors import FieldError, NotFound, PermissionDenied, ValidationFailed, VersionConflict
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.principals import Principal
 from groundwork.domain.work_items import (
@@ -19,14 +19,6 @@ from groundwork.domain.work_items import (
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as repo
-
-
-class PermissionDenied(GroundworkError):
-    """The caller sees the project but its role does not allow this change."""
-
-    status = 403
-    code = "permission_denied"
-    title = "Permission denied"
 
 
 @dataclass
@@ -61,10 +53,7 @@ async def _writable_project(principal: Principal, project_id: str) -> None:
             "Unknown project.", [FieldError("project_id", "no such project in this workspace")]
         )
     if "work_items:write" not in permissions:
-        raise PermissionDenied(
-            "Your role on this project does not allow changing work items.",
-            extra={"required_permission": "work_items:write"},
-        )
+        raise PermissionDenied("Your role on this project does not allow changing work items.", "work_items:write")
 
 
 async def _check_watchers(principal: Principal, watchers: list[str]) -> None:

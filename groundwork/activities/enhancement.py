@@ -1,0 +1,294 @@
+"""Activities of enhancement runs: each a thin, idempotent step over domain and persistence.
+
+Every activity may run more than once (Temporal retries it after a crash or timeout), so each one
+checks what is already done before doing it, and writes its change and its outbox events in one
+transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from groundwork.domain.enhancement.enhancer import EnhancementContext, Enhancer, Evidence
+from groundwork.domain.enhancement.extractive import work_item_evidence
+from groundwork.domain.enhancement.model import (
+    REVIEWABLE_STATES,
+    DraftState,
+    draft_ineligibility,
+)
+from groundwork.domain.work_items import format_version, parse_version
+from groundwork.persistence import db
+from groundwork.persistence.repositories import enhancement as runs
+from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories import work_items as work_item_repo
+
+RESOURCE = "work_item_enhancement_run"
+NO_CONNECTOR = "no authorized code-context connector exists for this workspace."
+NO_SCOPE = "the run was created without the work-item-enhance:code-context scope."
+
+
+@dataclass
+class ActionRequest:
+    """One action of a run to perform (identified by the request that asked for it)."""
+
+    run_id: str
+    request_id: str
+
+
+@dataclass
+class ActionResult:
+    action: str
+    draft_ids: list[str]
+    artifact_ids: list[str]
+
+
+@dataclass
+class NewActionRequest:
+    """An action asked for on a reviewable run."""
+
+    run_id: str
+    request_id: str
+    action: str
+    instructions: str
+
+
+@dataclass
+class RunFailure:
+    run_id: str
+    action: str | None
+    error_code: str
+    message: str
+    # A failed extra action leaves a reviewable run reviewable; a failed initial action fails the run.
+    fail_run: bool = True
+
+
+@dataclass
+class ApplyCommand:
+    """An apply confirmed by the caller, as the run workflow hands it to `ApplyDraftsWorkflow`."""
+
+    apply_id: str
+    run_id: str
+    draft_ids: list[str]
+    expected_target_version: str
+    actor_id: str
+
+
+@dataclass
+class ApplyOutcome:
+    """What an apply did, or why it changed nothing."""
+
+    ok: bool
+    code: str | None = None
+    current_version: str | None = None
+    target_version: str | None = None
+    applied_draft_ids: list[str] = field(default_factory=list)
+    ineligible: dict[str, str] = field(default_factory=dict)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ts(value: datetime) -> str:
+    return format_version(value)
+
+
+class EnhancementActivities:
+    """The activities, bound to the generator the worker was configured with."""
+
+    def __init__(self, enhancer: Enhancer, evidence: EvidenceSource) -> None:
+        self.enhancer = enhancer
+        self.evidence = evidence
+
+    @activity.defn(name="enhancement_start_run")
+    async def start_run(self, run_id: str) -> list[str]:
+        """queued → running; returns the request ids of the actions still to perform."""
+        await runs.set_run_state(run_id, "running", from_states=("queued",))
+        return [a.request_id for a in await runs.list_run_actions(run_id) if a.state == "pending"]
+
+    @activity.defn(name="enhancement_begin_action")
+    async def begin_action(self, request: NewActionRequest) -> None:
+        """Record an action asked for on a reviewable run and move the run to running."""
+        async with db.transaction():
+            await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
+            await runs.set_run_state(request.run_id, "running", from_states=REVIEWABLE_STATES)
+
+    @activity.defn(name="enhancement_perform_action")
+    async def perform_action(self, request: ActionRequest) -> ActionResult:
+        """Generate one action's drafts and artifacts and store them with their events (once)."""
+        run_action = await runs.get_run_action(request.run_id, request.request_id)
+        run = await runs.get_run_by_id(request.run_id)
+        if run_action is None or run is None:
+            raise ApplicationError(f"unknown action request {request}", non_retryable=True, type="not_found")
+        if run_action.state == "completed":  # a retry after the commit: answer what was stored
+            drafts, artifacts = await runs.outputs_of_action(run_action.id)
+            return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
+        item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
+        if item is None:
+            raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
+        evidence = work_item_evidence(item.id, item.title, item.fields)
+        evidence += await self.evidence.passages(run.workspace_id, run.project_id, item.title, item.fields)
+        context = EnhancementContext(
+            action=run_action.action,
+            work_item_id=item.id,
+            work_item_key=item.key,
+            title=item.title,
+            fields=dict(item.fields),
+            evidence=tuple(evidence),
+            instructions=run_action.instructions,
+            code_context_unavailable_reason=NO_CONNECTOR if run.code_context else NO_SCOPE,
+        )
+        output = await self.enhancer.enhance(context)
+        async with db.transaction():
+            locked = await runs.get_run_action(request.run_id, request.request_id)
+            if locked is not None and locked.state == "completed":  # a concurrent retry won the race
+                drafts, artifacts = await runs.outputs_of_action(run_action.id)
+                return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
+            drafts, artifacts = await runs.record_action_output(run_action, output)
+            now = _now()
+            for draft in drafts:
+                await outbox.append_event(
+                    type="work_item_enhancement.draft_created", workspace_id=run.workspace_id,
+                    resource_type=RESOURCE, resource_id=run.id, actor_id=run.requested_by,
+                    payload={"run_id": run.id, "draft_id": draft.id, "field": draft.field,
+                             "target_id": run.target_id, "created_at": _ts(draft.created_at)},
+                    occurred_at=now,
+                )
+            await outbox.append_event(
+                type="work_item_enhancement.action_completed", workspace_id=run.workspace_id,
+                resource_type=RESOURCE, resource_id=run.id, actor_id=run.requested_by,
+                payload={"run_id": run.id, "action": run_action.action, "draft_ids": [d.id for d in drafts],
+                         "artifact_ids": [a.id for a in artifacts], "completed_at": _ts(now)},
+                occurred_at=now,
+            )
+        return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
+
+    @activity.defn(name="enhancement_finish_run")
+    async def finish_run(self, run_id: str, review_window_seconds: int) -> str:
+        """running → ready_for_review (or back to applied) with the `completed` event; returns the state."""
+        async with db.transaction():
+            run = await runs.get_run_by_id(run_id, for_update=True)
+            assert run is not None
+            if run.state != "running":
+                return run.state
+            next_state = "applied" if await runs.list_applies(run_id) else "ready_for_review"
+            expires = run.review_expires_at or _now() + timedelta(seconds=review_window_seconds)
+            await runs.set_run_state(run_id, next_state, from_states=("running",), review_expires_at=expires,
+                                     completed=True)
+            drafts = await runs.list_drafts(run_id)
+            artifacts = await runs.list_artifacts(run_id)
+            now = _now()
+            await outbox.append_event(
+                type="work_item_enhancement.completed", workspace_id=run.workspace_id, resource_type=RESOURCE,
+                resource_id=run_id, actor_id=run.requested_by,
+                payload={"run_id": run_id, "target_id": run.target_id, "draft_count": len(drafts),
+                         "artifact_count": len(artifacts), "completed_at": _ts(now)},
+                occurred_at=now,
+            )
+            return next_state
+
+    @activity.defn(name="enhancement_fail")
+    async def fail(self, failure: RunFailure) -> str:
+        """Record a failed run or action with its durable error code and the `failed` event."""
+        async with db.transaction():
+            run = await runs.get_run_by_id(failure.run_id, for_update=True)
+            assert run is not None
+            for pending in await runs.list_run_actions(failure.run_id):
+                if pending.state == "pending":
+                    await runs.fail_run_action(pending.id, failure.error_code)
+            if run.state in ("failed", "expired"):
+                return run.state
+            if failure.fail_run:
+                next_state = "failed"
+                await runs.set_run_state(failure.run_id, "failed", from_states=(run.state,),
+                                         error_code=failure.error_code, error_message=failure.message,
+                                         completed=True)
+            else:
+                next_state = "applied" if await runs.list_applies(failure.run_id) else "ready_for_review"
+                await runs.set_run_state(failure.run_id, next_state, from_states=("running",))
+            now = _now()
+            await outbox.append_event(
+                type="work_item_enhancement.failed", workspace_id=run.workspace_id, resource_type=RESOURCE,
+                resource_id=failure.run_id, actor_id=run.requested_by,
+                payload={"run_id": failure.run_id, "action": failure.action, "error_code": failure.error_code,
+                         "failed_at": _ts(now)},
+                occurred_at=now,
+            )
+            return next_state
+
+    @activity.defn(name="enhancement_expire_run")
+    async def expire_run(self, run_id: str) -> None:
+        """End the review window: the run's drafts are no longer eligible."""
+        await runs.set_run_state(run_id, "expired", from_states=REVIEWABLE_STATES)
+
+    @activity.defn(name="enhancement_apply_drafts")
+    async def apply_drafts(self, command: ApplyCommand) -> ApplyOutcome:
+        """In one transaction: lock the work item, check the version, write the fields, record it all."""
+        async with db.transaction():
+            earlier = await runs.get_apply(command.apply_id)
+            if earlier is not None:  # a retry after the commit
+                return ApplyOutcome(True, target_version=_ts(earlier["target_version"]),
+                                    applied_draft_ids=list(earlier["draft_ids"]))
+            run = await runs.get_run_by_id(command.run_id, for_update=True)
+            assert run is not None
+            item = await work_item_repo.get_work_item(run.workspace_id, run.target_id, for_update=True)
+            if item is None:
+                return ApplyOutcome(False, code="not_found")
+            expired = run.state == "expired" or (
+                run.review_expires_at is not None and run.review_expires_at <= _now()
+            )
+            all_drafts = await runs.list_drafts(command.run_id, for_update=True)
+            states: dict[str, DraftState] = {d.id: d.state() for d in all_drafts}
+            reasons = draft_ineligibility(command.draft_ids, states, run.state, expired)
+            if reasons:
+                return ApplyOutcome(False, code="draft_not_eligible", ineligible=reasons,
+                                    current_version=_ts(item.version))
+            if item.version != parse_version(command.expected_target_version):
+                return ApplyOutcome(False, code="target_version_mismatch", current_version=_ts(item.version))
+            chosen = [d for d in all_drafts if d.id in set(command.draft_ids)]
+            fields = {**item.fields, **{d.field: d.proposed_value for d in chosen}}
+            changes = {d.field: {"from": item.fields.get(d.field), "to": d.proposed_value, "draft_id": d.id}
+                       for d in chosen}
+            updated = await work_item_repo.update_work_item(
+                item, title=item.title, status=item.status, sprint=item.sprint, watchers=list(item.watchers),
+                fields=fields, changes=changes, actor_id=command.actor_id, source="apply",
+            )
+            await runs.mark_drafts_applied(command.draft_ids, command.apply_id)
+            await runs.insert_apply(
+                apply_id=command.apply_id, run_id=run.id, work_item_id=item.id, draft_ids=command.draft_ids,
+                expected_target_version=item.version, target_version=updated.version, actor_id=command.actor_id,
+            )
+            await runs.set_run_state(run.id, "applied", from_states=("ready_for_review", "applied"))
+            now = _now()
+            await outbox.append_event(
+                type="work_item_enhancement.applied", workspace_id=run.workspace_id, resource_type=RESOURCE,
+                resource_id=run.id, actor_id=command.actor_id,
+                payload={"run_id": run.id, "target_id": item.id, "applied_draft_ids": command.draft_ids,
+                         "target_version": _ts(updated.version), "applied_at": _ts(now)},
+                occurred_at=now,
+            )
+            return ApplyOutcome(True, target_version=_ts(updated.version), applied_draft_ids=command.draft_ids)
+
+    @activity.defn(name="enhancement_queued_runs")
+    async def queued_runs(self, older_than_seconds: float) -> list[str]:
+        """Runs still queued after a while: their workflow may never have started."""
+        return await runs.queued_runs_older_than(older_than_seconds)
+
+    def all(self) -> list[object]:
+        """Every activity of this class, for the worker."""
+        return [self.start_run, self.begin_action, self.perform_action, self.finish_run, self.fail,
+                self.expire_run, self.apply_drafts, self.queued_runs]
+
+
+class EvidenceSource:
+    """Where corpus evidence for a work item comes from (the evidence search, once indexed)."""
+
+    async def passages(
+        self, workspace_id: str, project_id: str, title: str, fields: dict[str, object]
+    ) -> list[Evidence]:
+        """Passages of the project's corpus relevant to the work item."""
+        return []

@@ -1,0 +1,111 @@
+"""REST: work item enhancement runs, their actions, drafts, artifacts, apply and operation status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+from litestar.params import Parameter
+
+from groundwork.api.resources import artifact_resource, draft_resource, run_resource
+from groundwork.api.services import enhancement as service
+from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
+from groundwork.domain.principals import Principal
+
+READ = {"scope": SCOPE_READ}
+Wait = Parameter(query="wait", default=None, ge=0, le=30, description="Seconds to wait for the run (0-30).")
+
+
+class Target(msgspec.Struct, forbid_unknown_fields=True):
+    type: str
+    id: str
+
+
+class CreateRunBody(msgspec.Struct, forbid_unknown_fields=True):
+    target: Target
+    actions: list[str]
+    instructions: str | None = None
+    confirm: bool | None = None
+
+
+class RunActionBody(msgspec.Struct, forbid_unknown_fields=True):
+    action: str
+    instructions: str | None = None
+    confirm: bool | None = None
+
+
+class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
+    draft_ids: list[str]
+    expected_target_version: str | None = None
+    confirm: bool | None = None
+
+
+def _answer(view: service.RunView, finished: bool, created: bool) -> Response[dict[str, Any]]:
+    if finished:
+        return Response({"data": run_resource(view)}, status_code=201 if created else 200)
+    return Response({"data": run_resource(view)}, status_code=202,
+                    headers={"Location": f"/api/v1/operations/{view.run.id}"})
+
+
+class EnhancementRunController(Controller):
+    path = "/api/v1/work-item-enhancements"
+    tags = ["work item enhancement"]
+
+    @post("/", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Create a run", status_code=201)
+    async def create_run(self, request: Request[Principal, Any, Any], data: CreateRunBody,
+                         wait: int | None = Wait) -> Response[dict[str, Any]]:
+        view = await service.create_run(request.user, service.CreateRun(
+            data.target.type, data.target.id, data.actions, data.instructions, data.confirm), wait)
+        return _answer(view, view.finished, created=True)
+
+    @get("/", opt=READ, summary="List runs")
+    async def list_runs(self, request: Request[Principal, Any, Any],
+                        run_state: str | None = Parameter(query="state", default=None),
+                        target_id: str | None = None, action: str | None = None,
+                        limit: int | None = Parameter(default=None, ge=1, le=100),
+                        cursor: str | None = None) -> dict[str, Any]:
+        views, page = await service.list_runs(request.user, state=run_state, target_id=target_id, action=action,
+                                              limit=limit, cursor=cursor)
+        return {"data": [run_resource(v) for v in views], "page": page}
+
+    @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
+    async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> dict[str, Any]:
+        return {"data": run_resource(await service.load_run(request.user, run_id))}
+
+    @post("/{run_id:str}/actions", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Run one action",
+          status_code=200)
+    async def run_action(self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody,
+                         wait: int | None = Wait) -> Response[dict[str, Any]]:
+        view, finished = await service.run_action(request.user, run_id, data.action, data.instructions,
+                                                  data.confirm, wait)
+        return _answer(view, finished, created=False)
+
+    @get("/{run_id:str}/drafts", opt=READ, summary="List drafts")
+    async def list_drafts(self, request: Request[Principal, Any, Any], run_id: str, field: str | None = None,
+                          apply_eligible: bool | None = None, action: str | None = None,
+                          limit: int | None = Parameter(default=None, ge=1, le=100),
+                          cursor: str | None = None) -> dict[str, Any]:
+        view, drafts, page = await service.list_drafts(request.user, run_id, field=field,
+                                                       apply_eligible=apply_eligible, action=action,
+                                                       limit=limit, cursor=cursor)
+        return {"data": [draft_resource(d, view.eligible[d.id]) for d in drafts], "page": page}
+
+    @get("/{run_id:str}/artifacts", opt=READ, summary="List artifacts")
+    async def list_artifacts(self, request: Request[Principal, Any, Any], run_id: str, type: str | None = None,
+                             limit: int | None = Parameter(default=None, ge=1, le=100),
+                             cursor: str | None = None) -> dict[str, Any]:
+        rows, page = await service.list_artifacts(request.user, run_id, type=type, limit=limit, cursor=cursor)
+        return {"data": [artifact_resource(a) for a in rows], "page": page}
+
+    @post("/{run_id:str}/apply", opt={"scope": SCOPE_APPLY, "idempotent": True},
+          summary="Apply selected drafts to the work item", status_code=200)
+    async def apply(self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody) -> dict[str, Any]:
+        view = await service.apply_drafts(request.user, run_id, data.draft_ids, data.expected_target_version,
+                                          data.confirm)
+        return {"data": run_resource(view)}
+
+
+@get("/api/v1/operations/{run_id:str}", opt=READ, summary="Operation status of a run", tags=["operations"])
+async def get_operation(request: Request[Principal, Any, Any], run_id: str) -> dict[str, Any]:
+    return {"data": await service.operation_status(request.user, run_id)}

@@ -1,0 +1,1 @@
+"""Work item enhancement: runs, actions, drafts, artifacts and the rules of apply."""

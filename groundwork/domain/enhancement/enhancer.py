@@ -1,0 +1,42 @@
+"""The `Enhancer` protocol: what a draft generator receives and must return."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from groundwork.domain.enhancement.model import ActionOutput, EvidenceRef
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of evidence a generator may quote: its reference, its exact text and a human label."""
+
+    ref: EvidenceRef
+    text: str
+    label: str
+
+
+@dataclass(frozen=True)
+class EnhancementContext:
+    """Everything a generator may use for one action, and nothing else."""
+
+    action: str
+    work_item_id: str
+    work_item_key: str
+    title: str
+    fields: dict[str, Any]
+    evidence: tuple[Evidence, ...]
+    instructions: str
+    # Why code context is absent (no scope, no authorized connector); None when it was provided.
+    code_context_unavailable_reason: str | None
+
+
+class Enhancer(Protocol):
+    """Turns an action's context into drafts and artifacts; never writes code, never changes a work item."""
+
+    name: str
+
+    async def enhance(self, context: EnhancementContext) -> ActionOutput:
+        """Produce the drafts and artifacts of `context.action`."""
+        ...

@@ -1,0 +1,121 @@
+"""A draft generator that speaks the OpenAI-compatible chat-completions protocol.
+
+It keeps the same evidence discipline as the extractive default: the model sees the evidence as a
+numbered list and must cite the numbers it used; a draft or artifact citing nothing that was shown
+is dropped, and the evidence digest says so. It never asks for code and never changes a work item.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence
+from groundwork.domain.enhancement.model import (
+    ACTION_FIELDS,
+    ARTIFACT_TYPES,
+    ActionOutput,
+    ArtifactProposal,
+    DraftProposal,
+    EvidenceRef,
+)
+
+_SYSTEM = (
+    "You draft proposals for a software work item. Use ONLY the numbered evidence given. Every draft and "
+    "artifact must cite the evidence numbers it relies on in `evidence` (e.g. [1, 3]); do not state anything "
+    "the evidence does not support. Never write code. Answer with one JSON object: "
+    '{"drafts": [{"value": <Markdown string, or a number of story points for estimate>, '
+    '"confidence": <0..1>, "evidence": [<numbers>]}], '
+    '"artifacts": [{"type": <one of ' + ", ".join(ARTIFACT_TYPES) + '>, "title": str, "summary": str, '
+    '"body": <Markdown>, "evidence": [<numbers>]}]}'
+)
+
+
+class GenerationFailed(Exception):
+    """The endpoint did not answer with usable JSON (retried by the activity's retry policy)."""
+
+
+class ChatCompletionsEnhancer:
+    """An `Enhancer` backed by any OpenAI-compatible `/chat/completions` endpoint."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float = 120.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+        self.name = f"chat-completions:{model}"
+
+    async def enhance(self, context: EnhancementContext) -> ActionOutput:
+        """Ask the endpoint for the action's drafts and keep only what cites shown evidence."""
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        body = {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt(context)}],
+        }
+        async with httpx.AsyncClient(timeout=self.timeout) as http:
+            response = await http.post(f"{self.base_url}/chat/completions", json=body, headers=headers)
+        if response.status_code >= 400:
+            raise GenerationFailed(f"endpoint answered {response.status_code}")
+        try:
+            content = response.json()["choices"][0]["message"]["content"]
+            answer = json.loads(content)
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise GenerationFailed(f"unusable answer: {exc}") from None
+        return parse_answer(context, answer)
+
+
+def prompt(context: EnhancementContext) -> str:
+    """The user message: the action, the work item, the instructions and the numbered evidence."""
+    evidence = "\n".join(f"[{i}] ({e.label}) {e.text}" for i, e in enumerate(context.evidence, 1))
+    code = (f"Code context is unavailable: {context.code_context_unavailable_reason}"
+            if context.code_context_unavailable_reason else "")
+    return (
+        f"Action: {context.action} (drafts the field `{ACTION_FIELDS[context.action]}`).\n"
+        f"Work item {context.work_item_key}: {context.title}\n"
+        f"Instructions: {context.instructions or '(none)'}\n{code}\n\nEvidence:\n{evidence or '(none)'}"
+    )
+
+
+def _cited(numbers: Any, evidence: tuple[Evidence, ...]) -> tuple[EvidenceRef, ...]:
+    refs: dict[EvidenceRef, None] = {}
+    for number in numbers if isinstance(numbers, list) else []:
+        if isinstance(number, int) and 1 <= number <= len(evidence):
+            refs.setdefault(evidence[number - 1].ref, None)
+    return tuple(refs)
+
+
+def parse_answer(context: EnhancementContext, answer: Any) -> ActionOutput:
+    """Turn the model's JSON into proposals, dropping anything without cited evidence."""
+    field = ACTION_FIELDS[context.action]
+    drafts: list[DraftProposal] = []
+    dropped = 0
+    for item in answer.get("drafts", []) if isinstance(answer, dict) else []:
+        refs = _cited(item.get("evidence"), context.evidence) if isinstance(item, dict) else ()
+        value = item.get("value") if isinstance(item, dict) else None
+        valid = isinstance(value, int | float) if field == "estimate" else isinstance(value, str) and value.strip()
+        if not refs or not valid:
+            dropped += 1
+            continue
+        confidence = item.get("confidence")
+        confidence = min(1.0, max(0.0, float(confidence))) if isinstance(confidence, int | float) else 0.5
+        drafts.append(DraftProposal(field, value, confidence, refs))
+    artifacts: list[ArtifactProposal] = []
+    for item in answer.get("artifacts", []) if isinstance(answer, dict) else []:
+        if not isinstance(item, dict) or item.get("type") not in ARTIFACT_TYPES:
+            continue
+        refs = _cited(item.get("evidence"), context.evidence)
+        if refs:
+            artifacts.append(ArtifactProposal(item["type"], str(item.get("title", ""))[:300],
+                                              str(item.get("summary", ""))[:2000], str(item.get("body", "")), refs))
+    used = tuple(dict.fromkeys(r for d in drafts for r in d.evidence_refs))
+    summary = (f"{len(drafts)} draft(s) for {field}, each citing the evidence it used"
+               + (f"; {dropped} uncited draft(s) were dropped." if dropped else "."))
+    if not drafts:
+        summary = f"No draft for {field}: the generator cited no evidence shown to it, so nothing was kept."
+    artifacts.append(ArtifactProposal("evidence_digest", f"Evidence for {field}", summary,
+                                      "\n".join(f"- `{r.kind}:{r.id}`" for r in used), used))
+    return ActionOutput(tuple(drafts), tuple(artifacts))

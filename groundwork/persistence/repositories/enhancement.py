@@ -1,0 +1,348 @@
+"""Enhancement runs, their actions, drafts, artifacts and apply history."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef
+from groundwork.domain.ids import new_id
+from groundwork.persistence import db
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run with its target's live key, title and version."""
+
+    id: str
+    workspace_id: str
+    project_id: str
+    target_id: str
+    target_key: str
+    target_title: str
+    target_version: datetime
+    requested_actions: list[str]
+    instructions: str
+    state: str
+    requested_by: str
+    code_context: bool
+    generator: str
+    error_code: str | None
+    error_message: str | None
+    review_expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    completed_at: datetime | None
+
+
+@dataclass(frozen=True)
+class DraftRow:
+    id: str
+    run_id: str
+    action: str
+    field: str
+    proposed_value: Any
+    confidence: float
+    evidence_refs: list[dict[str, str]]
+    apply_id: str | None
+    applied_at: datetime | None
+    created_at: datetime
+
+    def state(self) -> DraftState:
+        """What eligibility rules need."""
+        return DraftState(self.id, self.field, self.applied_at is not None)
+
+
+@dataclass(frozen=True)
+class ArtifactRow:
+    id: str
+    run_id: str
+    action: str
+    type: str
+    title: str
+    summary: str
+    body: str
+    evidence_refs: list[dict[str, str]]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class RunActionRow:
+    id: int
+    run_id: str
+    request_id: str
+    action: str
+    instructions: str
+    state: str
+    error_code: str | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+_RUN_SELECT = """
+    SELECT r.*, w.key AS target_key, w.title AS target_title, w.version AS target_version
+    FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id
+"""
+
+
+def _run(row: Any) -> RunRow:
+    return RunRow(**{name: row[name] for name in RunRow.__dataclass_fields__})
+
+
+def _draft(row: Any) -> DraftRow:
+    values = {name: row[name] for name in DraftRow.__dataclass_fields__}
+    values["proposed_value"] = json.loads(row["proposed_value"])
+    values["evidence_refs"] = json.loads(row["evidence_refs"])
+    return DraftRow(**values)
+
+
+def _artifact(row: Any) -> ArtifactRow:
+    values = {name: row[name] for name in ArtifactRow.__dataclass_fields__}
+    values["evidence_refs"] = json.loads(row["evidence_refs"])
+    return ArtifactRow(**values)
+
+
+def _refs(refs: tuple[EvidenceRef, ...]) -> str:
+    return json.dumps([r.as_dict() for r in refs])
+
+
+async def insert_run(
+    *,
+    run_id: str,
+    workspace_id: str,
+    project_id: str,
+    target_id: str,
+    actions: list[str],
+    instructions: str,
+    requested_by: str,
+    code_context: bool,
+    generator: str,
+) -> None:
+    """Insert a queued run and one pending action row per requested action (call in a transaction)."""
+    await db.execute(
+        "INSERT INTO enhancement_runs (id, workspace_id, project_id, target_id, requested_actions, instructions,"
+        " state, requested_by, code_context, generator) VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9)",
+        run_id, workspace_id, project_id, target_id, actions, instructions, requested_by, code_context, generator,
+    )
+    for index, action in enumerate(actions):
+        await insert_run_action(run_id, f"create-{index}", action, instructions)
+
+
+async def insert_run_action(run_id: str, request_id: str, action: str, instructions: str) -> RunActionRow:
+    """Record a requested action once per request id; a retry returns the same row."""
+    row = await db.fetchrow(
+        "INSERT INTO enhancement_run_actions (run_id, request_id, action, instructions, state)"
+        " VALUES ($1, $2, $3, $4, 'pending') ON CONFLICT (run_id, request_id) DO UPDATE SET run_id = EXCLUDED.run_id"
+        " RETURNING *",
+        run_id, request_id, action, instructions,
+    )
+    assert row is not None
+    return RunActionRow(**dict(row))
+
+
+async def get_run_action(run_id: str, request_id: str) -> RunActionRow | None:
+    """One action request of a run."""
+    row = await db.fetchrow(
+        "SELECT * FROM enhancement_run_actions WHERE run_id = $1 AND request_id = $2", run_id, request_id
+    )
+    return RunActionRow(**dict(row)) if row else None
+
+
+async def list_run_actions(run_id: str) -> list[RunActionRow]:
+    """Every action request of a run, in order."""
+    rows = await db.fetch("SELECT * FROM enhancement_run_actions WHERE run_id = $1 ORDER BY id", run_id)
+    return [RunActionRow(**dict(r)) for r in rows]
+
+
+async def get_run(workspace_id: str, run_id: str, *, for_update: bool = False) -> RunRow | None:
+    """A run of the workspace (with its target's live version); `for_update` locks the run row."""
+    lock = " FOR UPDATE OF r" if for_update else ""
+    row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1 AND r.workspace_id = $2{lock}", run_id, workspace_id)
+    return _run(row) if row else None
+
+
+async def get_run_by_id(run_id: str, *, for_update: bool = False) -> RunRow | None:
+    """A run by id alone (for activities, which act for the workflow, not for a caller)."""
+    lock = " FOR UPDATE OF r" if for_update else ""
+    row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1{lock}", run_id)
+    return _run(row) if row else None
+
+
+async def list_runs(
+    workspace_id: str,
+    project_ids: list[str],
+    *,
+    state: str | None,
+    target_id: str | None,
+    action: str | None,
+    after_id: str | None,
+    limit: int,
+) -> list[RunRow]:
+    """Runs of the given projects, newest first, after the keyset cursor."""
+    rows = await db.fetch(
+        f"""{_RUN_SELECT}
+        WHERE r.workspace_id = $1 AND r.project_id = ANY($2)
+          AND ($3::text IS NULL OR r.state = $3) AND ($4::text IS NULL OR r.target_id = $4)
+          AND ($5::text IS NULL OR $5 = ANY(r.requested_actions)
+               OR EXISTS (SELECT 1 FROM enhancement_run_actions a WHERE a.run_id = r.id AND a.action = $5))
+          AND ($6::text IS NULL OR r.id < $6)
+        ORDER BY r.id DESC LIMIT $7""",
+        workspace_id, project_ids, state, target_id, action, after_id, limit,
+    )
+    return [_run(r) for r in rows]
+
+
+async def set_run_state(
+    run_id: str,
+    state: str,
+    *,
+    from_states: tuple[str, ...],
+    error_code: str | None = None,
+    error_message: str | None = None,
+    review_expires_at: datetime | None = None,
+    completed: bool = False,
+) -> bool:
+    """Move a run to `state` if it is in one of `from_states`; False when it was not (a retry, or a race)."""
+    status = await db.execute(
+        """
+        UPDATE enhancement_runs SET state = $2, updated_at = clock_timestamp(),
+            error_code = coalesce($4, error_code), error_message = coalesce($5, error_message),
+            review_expires_at = coalesce($6, review_expires_at),
+            completed_at = CASE WHEN $7 THEN coalesce(completed_at, clock_timestamp()) ELSE completed_at END
+        WHERE id = $1 AND state = ANY($3)
+        """,
+        run_id, state, list(from_states), error_code, error_message, review_expires_at, completed,
+    )
+    return status.endswith(" 1")
+
+
+async def record_action_output(
+    run_action: RunActionRow, output: ActionOutput
+) -> tuple[list[DraftRow], list[ArtifactRow]]:
+    """Store one action's drafts and artifacts and mark it completed (call in a transaction)."""
+    drafts: list[DraftRow] = []
+    for proposal in output.drafts:
+        row = await db.fetchrow(
+            "INSERT INTO enhancement_drafts (id, run_id, run_action_id, action, field, proposed_value, confidence,"
+            " evidence_refs) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb) RETURNING *",
+            new_id("draft"), run_action.run_id, run_action.id, run_action.action, proposal.field,
+            json.dumps(proposal.proposed_value), proposal.confidence, _refs(proposal.evidence_refs),
+        )
+        drafts.append(_draft(row))
+    artifacts: list[ArtifactRow] = []
+    for proposal in output.artifacts:
+        row = await db.fetchrow(
+            "INSERT INTO enhancement_artifacts (id, run_id, run_action_id, action, type, title, summary, body,"
+            " evidence_refs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) RETURNING *",
+            new_id("art"), run_action.run_id, run_action.id, run_action.action, proposal.type, proposal.title,
+            proposal.summary, proposal.body, _refs(proposal.evidence_refs),
+        )
+        artifacts.append(_artifact(row))
+    await db.execute(
+        "UPDATE enhancement_run_actions SET state = 'completed', completed_at = clock_timestamp() WHERE id = $1",
+        run_action.id,
+    )
+    return drafts, artifacts
+
+
+async def fail_run_action(run_action_id: int, error_code: str) -> None:
+    """Mark an action request failed."""
+    await db.execute(
+        "UPDATE enhancement_run_actions SET state = 'failed', error_code = $2, completed_at = clock_timestamp()"
+        " WHERE id = $1 AND state = 'pending'",
+        run_action_id, error_code,
+    )
+
+
+async def outputs_of_action(run_action_id: int) -> tuple[list[DraftRow], list[ArtifactRow]]:
+    """What a completed action request produced (for idempotent retries)."""
+    drafts = await db.fetch("SELECT * FROM enhancement_drafts WHERE run_action_id = $1 ORDER BY id", run_action_id)
+    artifacts = await db.fetch(
+        "SELECT * FROM enhancement_artifacts WHERE run_action_id = $1 ORDER BY id", run_action_id
+    )
+    return [_draft(r) for r in drafts], [_artifact(r) for r in artifacts]
+
+
+async def list_drafts(
+    run_id: str,
+    *,
+    field: str | None = None,
+    action: str | None = None,
+    ids: list[str] | None = None,
+    after_id: str | None = None,
+    limit: int | None = None,
+    for_update: bool = False,
+) -> list[DraftRow]:
+    """Drafts of a run, newest first, optionally filtered and paginated."""
+    lock = " FOR UPDATE" if for_update else ""
+    rows = await db.fetch(
+        f"""SELECT * FROM enhancement_drafts
+        WHERE run_id = $1 AND ($2::text IS NULL OR field = $2) AND ($3::text IS NULL OR action = $3)
+          AND ($4::text[] IS NULL OR id = ANY($4)) AND ($5::text IS NULL OR id < $5)
+        ORDER BY id DESC LIMIT $6{lock}""",
+        run_id, field, action, ids, after_id, limit,
+    )
+    return [_draft(r) for r in rows]
+
+
+async def list_artifacts(
+    run_id: str, *, type: str | None = None, after_id: str | None = None, limit: int | None = None
+) -> list[ArtifactRow]:
+    """Artifacts of a run, newest first, optionally filtered by type and paginated."""
+    rows = await db.fetch(
+        """SELECT * FROM enhancement_artifacts
+        WHERE run_id = $1 AND ($2::text IS NULL OR type = $2) AND ($3::text IS NULL OR id < $3)
+        ORDER BY id DESC LIMIT $4""",
+        run_id, type, after_id, limit,
+    )
+    return [_artifact(r) for r in rows]
+
+
+async def mark_drafts_applied(draft_ids: list[str], apply_id: str) -> None:
+    """Mark drafts applied by one apply."""
+    await db.execute(
+        "UPDATE enhancement_drafts SET apply_id = $2, applied_at = clock_timestamp() WHERE id = ANY($1)",
+        draft_ids, apply_id,
+    )
+
+
+async def insert_apply(
+    *,
+    apply_id: str,
+    run_id: str,
+    work_item_id: str,
+    draft_ids: list[str],
+    expected_target_version: datetime,
+    target_version: datetime,
+    actor_id: str,
+) -> None:
+    """Record an apply in the run's history."""
+    await db.execute(
+        "INSERT INTO enhancement_applies (id, run_id, work_item_id, draft_ids, expected_target_version,"
+        " target_version, actor_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        apply_id, run_id, work_item_id, draft_ids, expected_target_version, target_version, actor_id,
+    )
+
+
+async def get_apply(apply_id: str) -> dict[str, Any] | None:
+    """An earlier apply, for idempotent retries."""
+    row = await db.fetchrow("SELECT * FROM enhancement_applies WHERE id = $1", apply_id)
+    return dict(row) if row else None
+
+
+async def list_applies(run_id: str) -> list[dict[str, Any]]:
+    """A run's apply history, oldest first."""
+    rows = await db.fetch("SELECT * FROM enhancement_applies WHERE run_id = $1 ORDER BY applied_at, id", run_id)
+    return [dict(r) for r in rows]
+
+
+async def queued_runs_older_than(seconds: float, limit: int = 100) -> list[str]:
+    """Ids of runs still queued after `seconds` (their workflow may never have started)."""
+    rows = await db.fetch(
+        "SELECT id FROM enhancement_runs WHERE state = 'queued'"
+        " AND created_at < clock_timestamp() - make_interval(secs => $1) ORDER BY created_at LIMIT $2",
+        seconds, limit,
+    )
+    return [r["id"] for r in rows]

@@ -1,0 +1,39 @@
+"""Fixtures for enhancement runs: a work item with material to enhance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Workspace, idem
+
+DESCRIPTION = (
+    "Customers must be able to save a card at checkout and reuse it later. Card numbers must never be stored "
+    "or logged by our services; only the PSP token is kept. Saving a card must complete within 2 seconds at "
+    "p99. If the PSP is unavailable, checkout continues without saving the card. Existing saved cards in the "
+    "legacy vault need a migration to PSP tokens."
+)
+
+
+@pytest.fixture
+async def work_item(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, Any]:
+    key = await workspace.key("owner", admin=True)
+    response = await client.post(
+        "/api/v1/work-items",
+        json={"project_id": workspace.projects["ALPHA"], "title": "Save cards with PSP tokens", "status": "todo",
+              "fields": {"description": DESCRIPTION}},
+        headers=workspace.headers(key, **idem()),
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["data"]
+
+
+async def create_run(client: httpx.AsyncClient, workspace: Workspace, key: str, work_item_id: str,
+                     actions: list[str], **extra: Any) -> httpx.Response:
+    """POST a run and return the raw response."""
+    wait = extra.pop("wait", 20)
+    body = {"target": {"type": "work_item", "id": work_item_id}, "actions": actions, "confirm": True, **extra}
+    return await client.post(f"/api/v1/work-item-enhancements?wait={wait}", json=body,
+                             headers=workspace.headers(key, **idem()))
