@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
         NewActionRequest,
         RunFailure,
     )
-    from groundwork.domain.enhancement.model import ACTIONS, MAX_APPLY_DRAFTS, REVIEWABLE_STATES
+    from groundwork.domain.enhancement.model import ACTIONS, FINAL_STATES, MAX_APPLY_DRAFTS, REVIEWABLE_STATES
 
 WORKSPACE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
 TARGET = SearchAttributeKey.for_keyword("GroundworkTarget")
@@ -147,15 +147,20 @@ class EnhancementRunWorkflow:
 
     @run_action.validator
     def validate_run_action(self, update: RunActionUpdate) -> None:
+        # A run still `running` is accepted: the handler waits for it to settle. Only a final or expired
+        # run is refused here (an Update can arrive before the workflow has seen its last activity result).
         if update.action not in ACTIONS:
             raise ValueError(f"invalid_action: unknown action {update.action!r}")
-        if self.expired or self.state not in REVIEWABLE_STATES:
+        if self.expired or self.state in FINAL_STATES:
             raise ValueError(f"run_not_reviewable: the run is {self.state}")
 
     @workflow.update
     async def apply(self, update: ApplyUpdate) -> ApplyOutcome:
         """Apply selected drafts through `ApplyDraftsWorkflow`; returns what it did or why not."""
         self.handled += 1
+        await workflow.wait_condition(lambda: self.state not in ("queued", "running"))
+        if self.state not in REVIEWABLE_STATES or self.expired:
+            raise ApplicationError(f"the run is {self.state}", type="run_not_reviewable")
         outcome: ApplyOutcome = await workflow.execute_child_workflow(
             ApplyDraftsWorkflow.run,
             ApplyCommand(update.apply_id, self.input.run_id, update.draft_ids, update.expected_target_version,
@@ -168,7 +173,7 @@ class EnhancementRunWorkflow:
 
     @apply.validator
     def validate_apply(self, update: ApplyUpdate) -> None:
-        if self.expired or self.state not in REVIEWABLE_STATES:
+        if self.expired or self.state in FINAL_STATES:
             raise ValueError(f"run_not_reviewable: the run is {self.state}")
         if not update.draft_ids or len(update.draft_ids) > MAX_APPLY_DRAFTS:
             raise ValueError(f"validation_failed: name 1 to {MAX_APPLY_DRAFTS} drafts")

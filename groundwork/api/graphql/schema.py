@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 from strawberry.litestar import make_graphql_controller
 
+from groundwork.api.graphql import enhancement as en
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
 
@@ -15,9 +16,31 @@ class Query:
     projects: list[wi.Project] = strawberry.field(resolver=wi.projects)
     work_item: wi.WorkItem | None = strawberry.field(resolver=wi.work_item)
     work_items: wi.WorkItemConnection = strawberry.field(resolver=wi.work_items)
+    work_item_enhancement_run: en.WorkItemEnhancementRun | None = strawberry.field(
+        resolver=en.work_item_enhancement_run
+    )
+    work_item_enhancement_drafts: list[en.WorkItemEnhancementDraft] = strawberry.field(
+        resolver=en.work_item_enhancement_drafts
+    )
+    work_item_enhancement_runs: en.WorkItemEnhancementRunConnection = strawberry.field(
+        resolver=en.work_item_enhancement_runs
+    )
 
 
-schema = strawberry.Schema(query=Query)
+@strawberry.type
+class Mutation:
+    create_work_item_enhancement_run: en.CreateWorkItemEnhancementRunPayload = strawberry.mutation(
+        resolver=en.create_work_item_enhancement_run
+    )
+    run_work_item_enhancement_action: en.RunWorkItemEnhancementActionPayload = strawberry.mutation(
+        resolver=en.run_work_item_enhancement_action
+    )
+    apply_work_item_enhancement_drafts: en.ApplyWorkItemEnhancementDraftsPayload = strawberry.mutation(
+        resolver=en.apply_work_item_enhancement_drafts
+    )
+
+
+schema = strawberry.Schema(query=Query, mutation=Mutation)
 
 GraphQLController = make_graphql_controller(
     schema, path="/graphql", context_getter=context_getter, graphql_ide="graphiql"

@@ -326,6 +326,8 @@ async def apply_drafts(principal: Principal, run_id: str, draft_ids: Any, expect
     ids = _check_draft_ids(draft_ids)
     run = await _visible_run(principal, run_id)
     await _apply_permission(principal, run)
+    if run.state not in REVIEWABLE_STATES:
+        raise RunNotReviewable(f"The run is {run.state}; only a run ready for review can be applied.")
     if confirm is not True:
         diff, version = await prepare_apply(principal, run_id, ids)
         raise ConfirmationRequired(
