@@ -7,8 +7,11 @@ transaction.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -27,6 +30,8 @@ from groundwork.persistence.repositories import outbox
 from groundwork.persistence.repositories import work_items as work_item_repo
 
 RESOURCE = "work_item_enhancement_run"
+HEARTBEAT_EVERY_SECONDS = 1.0
+T = TypeVar("T")
 NO_CONNECTOR = "no authorized code-context connector exists for this workspace."
 NO_SCOPE = "the run was created without the work-item-enhance:code-context scope."
 
@@ -89,6 +94,16 @@ class ApplyOutcome:
     ineligible: dict[str, str] = field(default_factory=dict)
 
 
+async def _with_heartbeats(work: Awaitable[T]) -> T:
+    """Heartbeat while `work` runs, so a dead worker's attempt is retried within the heartbeat timeout."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_SECONDS)
+        if done:
+            return task.result()
+        activity.heartbeat()
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -142,7 +157,7 @@ class EnhancementActivities:
             instructions=run_action.instructions,
             code_context_unavailable_reason=NO_CONNECTOR if run.code_context else NO_SCOPE,
         )
-        output = await self.enhancer.enhance(context)
+        output = await _with_heartbeats(self.enhancer.enhance(context))
         async with db.transaction():
             locked = await runs.get_run_action(request.run_id, request.request_id)
             if locked is not None and locked.state == "completed":  # a concurrent retry won the race

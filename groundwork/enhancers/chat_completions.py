@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import httpx
+from temporalio.exceptions import ApplicationError
 
 from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence
 from groundwork.domain.enhancement.model import (
@@ -34,7 +35,14 @@ _SYSTEM = (
 
 
 class GenerationFailed(Exception):
-    """The endpoint did not answer with usable JSON (retried by the activity's retry policy)."""
+    """The endpoint failed or answered unusable JSON (retried by the activity's retry policy)."""
+
+
+class GenerationRejected(ApplicationError):
+    """The endpoint refused the request (4xx): retrying the same request cannot help."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, type="generation_rejected", non_retryable=True)
 
 
 class ChatCompletionsEnhancer:
@@ -58,8 +66,10 @@ class ChatCompletionsEnhancer:
         }
         async with httpx.AsyncClient(timeout=self.timeout) as http:
             response = await http.post(f"{self.base_url}/chat/completions", json=body, headers=headers)
+        if 400 <= response.status_code < 500 and response.status_code not in (408, 429):
+            raise GenerationRejected(f"the generation endpoint refused the request ({response.status_code})")
         if response.status_code >= 400:
-            raise GenerationFailed(f"endpoint answered {response.status_code}")
+            raise GenerationFailed(f"the generation endpoint answered {response.status_code}")
         try:
             content = response.json()["choices"][0]["message"]["content"]
             answer = json.loads(content)

@@ -31,7 +31,7 @@ TARGET = SearchAttributeKey.for_keyword("GroundworkTarget")
 STATE = SearchAttributeKey.for_keyword("GroundworkState")
 
 ACTION_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=4,
-                           non_retryable_error_types=["not_found", "target_gone"])
+                           non_retryable_error_types=["not_found", "target_gone", "generation_rejected"])
 STEP_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10))
 # Past this many handled updates, continue as new so the history stays small.
 UPDATES_BEFORE_CONTINUE_AS_NEW = 200
@@ -187,7 +187,8 @@ class EnhancementRunWorkflow:
         try:
             await workflow.execute_activity(
                 "enhancement_perform_action", ActionRequest(self.input.run_id, request_id),
-                start_to_close_timeout=timedelta(minutes=5), retry_policy=ACTION_RETRY,
+                start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=timedelta(seconds=5),
+                retry_policy=ACTION_RETRY,
             )
             return True
         except ActivityError as error:
