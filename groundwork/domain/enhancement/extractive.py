@@ -95,8 +95,12 @@ def sentences(text: str) -> list[str]:
 
 
 def terms(text: str) -> set[str]:
-    """Content words of a text (lowercase, no stopwords, at least 4 characters)."""
-    return {w for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS}
+    """Content words of a text as crude stems: lowercase, no stopwords, the first 4 characters.
+
+    Four characters are enough to match "route"/"routing" or "push"/"pushes" without a language model;
+    relevance still needs two shared stems (or a constraint sharing one), so the crudeness rarely misleads.
+    """
+    return {w[:4] for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS}
 
 
 @dataclass(frozen=True)
@@ -212,14 +216,15 @@ def _draft(context: EnhancementContext, value: object, used: list[Statement]) ->
     return DraftProposal(ACTION_FIELDS[context.action], value, _confidence(used), _refs(used))
 
 
-def _requirement_statements(own: list[Statement], corpus: list[Statement]) -> list[Statement]:
+def _requirement_statements(own: list[Statement], corpus: list[Statement], steering: Steering) -> list[Statement]:
+    """Statements that state a constraint (must, within, p99...), focus first; else the item's first ones."""
     constraints = [s for s in own + corpus if _CONSTRAINT.search(s.text)]
-    return constraints or own[:5]
+    return steering.rank(constraints) or own[:5]
 
 
 def _requirements(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
                   steering: Steering) -> ActionOutput:
-    chosen = _requirement_statements(own, corpus)[:12]
+    chosen = _requirement_statements(own, corpus, steering)[:12]
     if not chosen:
         return _nothing(context)
     lines = [f"- **R{i}.** {s.text} {s.cite}" for i, s in enumerate(chosen, 1)]
@@ -294,7 +299,7 @@ def _design(context: EnhancementContext, own: list[Statement], corpus: list[Stat
 
 def _plan(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
           steering: Steering) -> ActionOutput:
-    requirements = _requirement_statements(own, corpus)[:8]
+    requirements = _requirement_statements(own, corpus, steering)[:8]
     if not requirements:
         return _nothing(context)
     text = " ".join(s.text for s in own + corpus).lower()
@@ -334,7 +339,7 @@ def _given_when_then(statement: Statement, key: str) -> str:
 
 def _acceptance(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
                 steering: Steering) -> ActionOutput:
-    chosen = _requirement_statements(own, corpus)[:8]
+    chosen = _requirement_statements(own, corpus, steering)[:8]
     if not chosen:
         return _nothing(context)
     value = "\n".join(_given_when_then(s, context.work_item_key) for s in chosen)
@@ -357,7 +362,7 @@ def _test_type(text: str) -> str:
 
 def _test_plan(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
                steering: Steering) -> ActionOutput:
-    chosen = _requirement_statements(own, corpus)[:10]
+    chosen = _requirement_statements(own, corpus, steering)[:10]
     if not chosen:
         return _nothing(context)
     rows = [
@@ -381,7 +386,7 @@ def _estimate(context: EnhancementContext, own: list[Statement], corpus: list[St
               steering: Steering) -> ActionOutput:
     if not own and not corpus:
         return _nothing(context)
-    requirements = _requirement_statements(own, corpus)
+    requirements = _requirement_statements(own, corpus, steering)
     text = " ".join(s.text for s in own + corpus).lower()
     risks = [name for name, keys in RISK_CATEGORIES.items() if any(k in text for k in keys)]
     integrations = sum(1 for k in _TEST_TYPES[3][1] if k in text)

@@ -1,0 +1,86 @@
+"""Eligibility, allowed actions, validation and versions: the rules transports rely on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from groundwork.domain.enhancement.model import (
+    ConfirmationRequired,
+    DraftState,
+    InvalidAction,
+    allowed_actions,
+    apply_eligible,
+    check_confirm,
+    draft_ineligibility,
+    validate_actions,
+)
+from groundwork.domain.errors import InvalidRequest
+from groundwork.domain.idempotency import check_key, fingerprint
+from groundwork.domain.pagination import encode_cursor, page_request
+from groundwork.domain.work_items import format_version, parse_version
+
+A = DraftState("draft_a", "description", applied=False)
+B = DraftState("draft_b", "description", applied=False)
+C = DraftState("draft_c", "estimate", applied=True)
+
+
+def test_a_field_already_applied_makes_its_other_drafts_ineligible() -> None:
+    drafts = [A, DraftState("draft_x", "estimate", False), C]
+    assert apply_eligible(A, drafts, "applied", expired=False) is True
+    assert apply_eligible(drafts[1], drafts, "applied", expired=False) is False
+    assert apply_eligible(A, drafts, "ready_for_review", expired=True) is False
+    assert apply_eligible(A, drafts, "running", expired=False) is False
+
+
+def test_ineligibility_reasons_cover_foreign_applied_and_same_field() -> None:
+    reasons = draft_ineligibility(["draft_a", "draft_b", "draft_c", "draft_zz"], {d.id: d for d in (A, B, C)},
+                                  "ready_for_review", expired=False)
+    assert reasons == {"draft_b": "draft_a in this request also sets description", "draft_c": "already applied",
+                       "draft_zz": "not a draft of this run"}
+
+
+def test_allowed_actions_follow_the_state() -> None:
+    assert [a.id for a in allowed_actions("ready_for_review", True)] == ["read", "run_action", "apply"]
+    assert [a.id for a in allowed_actions("applied", False)] == ["read", "run_action"]
+    assert [a.id for a in allowed_actions("failed", True)] == ["read"]
+    assert allowed_actions("ready_for_review", True)[2].required_scope == "work-item-enhance:apply"
+
+
+def test_action_validation() -> None:
+    assert validate_actions(["estimate", "design"]) == ["estimate", "design"]
+    for bad in ([], ["estimate", "estimate"], ["nope"], ["estimate"] * 9, "estimate"):
+        with pytest.raises((InvalidAction, InvalidRequest)):
+            validate_actions(bad)
+    with pytest.raises(ConfirmationRequired):
+        check_confirm(None)
+    with pytest.raises(ConfirmationRequired):
+        check_confirm("true")
+
+
+def test_versions_are_instants_in_any_utc_spelling() -> None:
+    instant = datetime(2026, 11, 22, 1, 27, 24, 123456, tzinfo=UTC)
+    assert format_version(instant) == "2026-11-22T01:27:24.123456Z"
+    for spelling in ("2026-11-22T01:27:24.123456Z", "2026-11-22T01:27:24.123456+00:00",
+                     "2026-11-22T02:27:24.123456+01:00"):
+        assert parse_version(spelling) == instant
+    for bad in ("2026-11-22T01:27:24", "tuesday", ""):
+        with pytest.raises(ValueError):
+            parse_version(bad)
+
+
+def test_fingerprint_ignores_json_key_order_and_spacing_but_not_content() -> None:
+    assert fingerprint("POST", "/x", b'{"a":1,"b":2}') == fingerprint("post", "/x", b'{ "b": 2, "a": 1 }')
+    assert fingerprint("POST", "/x", b'{"a":1}') != fingerprint("POST", "/x", b'{"a":2}')
+    assert fingerprint("POST", "/x", b"{}") != fingerprint("POST", "/y", b"{}")
+    with pytest.raises(InvalidRequest):
+        check_key("k" * 256)
+
+
+def test_cursors_round_trip_and_garbage_is_rejected() -> None:
+    assert page_request(5, encode_cursor({"id": "wi_9"})).after == {"id": "wi_9"}
+    with pytest.raises(InvalidRequest):
+        page_request(5, "%%%")
+    with pytest.raises(InvalidRequest):
+        page_request(0, None)
