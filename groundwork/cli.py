@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -23,7 +24,8 @@ data_dir_option = click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Data dir of the embedded stack (default: $GROUNDWORK_HOME, else ./.groundwork). Ignored when DATABASE_URL is set.",
+    help="Data dir of the embedded stack (default: $GROUNDWORK_HOME, else ./.groundwork). "
+    "Ignored when DATABASE_URL is set.",
 )
 
 
@@ -154,9 +156,7 @@ def keys() -> None:
 @keys.command("create")
 @click.option("--workspace", "workspace_slug", required=True, help="Workspace slug.")
 @click.option("--principal", "principal_name", required=True, help="Principal name (created if new).")
-@click.option(
-    "--scope", "scopes", multiple=True, type=click.Choice(ALL_SCOPES), help="A scope; repeat for more."
-)
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(ALL_SCOPES), help="A scope; repeat for more.")
 @click.option("--all-scopes", is_flag=True, help="Every scope.")
 @click.option("--admin", is_flag=True, help="Make the principal a workspace admin who sees every project.")
 @click.option(
@@ -183,9 +183,7 @@ def keys_create(
         raise click.UsageError("give either --scope (one or more) or --all-scopes")
     issued = _run_with_db(
         data_dir,
-        lambda: issue_key(
-            workspace_slug, principal_name, None if all_scopes else list(scopes), admin=admin, kind=kind
-        ),
+        lambda: issue_key(workspace_slug, principal_name, None if all_scopes else list(scopes), admin=admin, kind=kind),
     )
     if issued.created_principal:
         _say(f"created principal {principal_name!r} (no project memberships)")
@@ -259,6 +257,238 @@ def mcp(data_dir: Path | None) -> None:
         raise click.UsageError("set GROUNDWORK_API_KEY to the API key this MCP session acts with")
     with _database(data_dir) as dsn:
         run_stdio(dsn, key)
+
+
+@cli.group()
+def webhooks() -> None:
+    """Watch webhook deliveries."""
+
+
+def _attempt_line(row: dict[str, Any]) -> str:
+    from groundwork.api.resources import timestamp
+
+    answer = str(row["status_code"]) if row["status_code"] is not None else "---"
+    verdict = "ok" if row["outcome"] == "succeeded" else "failed"
+    if row["outcome"] == "failed" and row["status"] == "pending" and row["next_attempt_at"] is not None:
+        verdict = f"retry at {timestamp(row['next_attempt_at'])}"
+    line = (
+        f"{timestamp(row['attempted_at'])}  {row['delivery_id']}  #{row['number']}  {answer}"
+        f"  {row['latency_ms']:.1f} ms  {verdict}  {row['event_type']}  {row['event_id']}"
+        f"  -> {row['endpoint_id']} {row['url']}  [{row['workspace']}]"
+    )
+    return f"{line}  error: {row['error']}" if row["error"] else line
+
+
+@webhooks.command("tail")
+@click.option("--workspace", "workspace_slug", default=None, help="Only this workspace.")
+@click.option("--endpoint", "endpoint_id", default=None, help="Only this endpoint (`whe_...`).")
+@click.option(
+    "-n",
+    "--lines",
+    default=10,
+    show_default=True,
+    type=click.IntRange(0, 10_000),
+    help="Show the last N first.",
+)
+@click.option("--follow/--no-follow", default=True, show_default=True, help="Keep printing new attempts.")
+@click.option(
+    "--interval",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0.05, 60),
+    help="Seconds between polls.",
+)
+@data_dir_option
+def webhooks_tail(
+    workspace_slug: str | None,
+    endpoint_id: str | None,
+    lines: int,
+    follow: bool,
+    interval: float,
+    data_dir: Path | None,
+) -> None:
+    """Print delivery attempts as they happen: time, delivery, attempt, answer, latency, event, endpoint."""
+    from groundwork.api.services import webhooks as service
+
+    async def tail() -> None:
+        after = await service.tail_start(lines, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
+        if follow:
+            _say("following webhook delivery attempts; Ctrl-C stops")
+        while True:
+            rows = await service.attempts_after(after, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
+            for row in rows:
+                click.echo(_attempt_line(row))
+                after = row["id"]
+            sys.stdout.flush()
+            if not rows and not follow:
+                return
+            if not rows:
+                await asyncio.sleep(interval)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        _run_with_db(data_dir, tail)
+
+
+# -- evidence search corpus -----------------------------------------------------------------------------------
+
+
+def _run_with_dsn(data_dir: Path | None, work: Callable[[str], Awaitable[T]]) -> T:
+    """Like `_run_with_db`, for work that also needs the DSN (to build its Settings)."""
+    from groundwork.persistence import db
+    from groundwork.persistence.migrate import apply_migrations
+
+    async def main(dsn: str) -> T:
+        await apply_migrations(dsn)
+        async with db.connection(dsn):
+            return await work(dsn)
+
+    with _database(data_dir) as dsn:
+        try:
+            return asyncio.run(main(dsn))
+        except GroundworkError as error:
+            _say(f"error: {error.detail}")
+            raise SystemExit(2) from None
+
+
+def _corpus_index_dir(data_dir: Path | None) -> Path:
+    """Where the worker of this data dir keeps the corpus index (`GROUNDWORK_INDEX_DIR` wins)."""
+    env = os.environ.get("GROUNDWORK_INDEX_DIR")
+    return Path(env) if env else (data_dir or default_data_dir()).resolve() / "index"
+
+
+async def _worker_client(settings: Settings) -> Any:
+    """A Temporal client if a worker polls the task queue now, else None (the work then runs here)."""
+    from groundwork.api.services.corpus_sources import worker_polls
+    from groundwork.api.temporal import connect_client
+
+    try:
+        client = await asyncio.wait_for(connect_client(settings), 3.0)
+    except Exception:  # no Temporal reachable: the in-process path needs none
+        return None
+    return client if await worker_polls(client, settings.temporal_task_queue) else None
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--project", "project_ref", required=True, help="Project id (`prj_...`), or its key with --workspace.")
+@click.option("--workspace", "workspace_slug", default=None, help="Workspace slug, to find --project by key.")
+@click.option(
+    "--uri",
+    default=None,
+    help="The source's uri (one file only). Default: the path relative to the folder given, or the file name.",
+)
+@click.option("--owner", default="cli", show_default=True, help="Who owns the sources.")
+@click.option("--local", is_flag=True, help="Run the ingest steps in this process even if a worker is running.")
+@data_dir_option
+def ingest(
+    paths: tuple[Path, ...],
+    project_ref: str,
+    workspace_slug: str | None,
+    uri: str | None,
+    owner: str,
+    local: bool,
+    data_dir: Path | None,
+) -> None:
+    """Ingest files and folders (.txt, .md, .html, .pdf) into a project's evidence corpus.
+
+    A source is identified by its uri: changed content makes a new version that replaces the old
+    passages, identical content changes nothing. With a worker running, each source is ingested by
+    a CorpusIngestWorkflow; otherwise the same steps run here.
+    """
+    from groundwork.api.services import corpus_admin
+    from groundwork.search import corpus_index
+
+    try:
+        files = corpus_admin.collect_files(list(paths), uri)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not files:
+        _say("no files to ingest")
+        return
+
+    async def work(dsn: str) -> corpus_admin.IngestReport:
+        settings = Settings.from_env(database_url=dsn)
+        corpus_index.configure(_corpus_index_dir(data_dir))
+        project = await corpus_admin.resolve_project(project_ref, workspace_slug)
+        client = None if local else await _worker_client(settings)
+        _say(
+            f"ingesting into {project['key']} "
+            + ("through the worker (Temporal)" if client is not None else "in this process")
+        )
+        with click.progressbar(length=len(files), label="Ingesting", file=sys.stderr) as bar:
+            return await corpus_admin.ingest_files(
+                project,
+                files,
+                owner=owner,
+                client=client,
+                task_queue=settings.temporal_task_queue,
+                progress=lambda _: bar.update(1),
+            )
+
+    report = _run_with_dsn(data_dir, work)
+    click.echo(f"added      {report.count('added')} source(s), {report.passages_added} passage(s)")
+    click.echo(f"unchanged  {report.count('unchanged')} source(s)")
+    if report.count("skipped"):
+        click.echo(f"skipped    {report.count('skipped')} file(s) of a type Groundwork does not read")
+    click.echo(f"failed     {report.count('failed')} source(s)")
+    for outcome in report.files:
+        if outcome.outcome == "failed":
+            click.echo(f"  {outcome.uri}: {outcome.reason}")
+    if report.count("failed"):
+        raise SystemExit(1)
+
+
+@cli.command()
+@data_dir_option
+def reindex(data_dir: Path | None) -> None:
+    """Rebuild the evidence search index from PostgreSQL; the API serves the old index until the switch."""
+    from groundwork.api.services import corpus_admin
+    from groundwork.persistence.repositories import corpus as corpus_repo
+    from groundwork.search.corpus_index import CorpusIndex
+
+    async def work(dsn: str) -> tuple[int, bool]:
+        index = CorpusIndex.at(_corpus_index_dir(data_dir))
+        total = await corpus_repo.count_indexable_passages()
+        with click.progressbar(length=total, label="Reindexing", file=sys.stderr) as bar:
+            return await corpus_admin.reindex(index, bar.update)
+
+    written, caught_up = _run_with_dsn(data_dir, work)
+    click.echo(f"indexed {written} passage(s) into a new index generation")
+    if not caught_up:
+        _say("a running worker holds the index: it applies changes made during the rebuild itself")
+
+
+@cli.command()
+@click.argument("segmenter")
+@click.option(
+    "--stage-only", is_flag=True, help="Cut and index the new passages, but keep the current version serving."
+)
+@click.option("--local", is_flag=True, help="Run the steps in this process even if a worker is running.")
+@data_dir_option
+def resegment(segmenter: str, stage_only: bool, local: bool, data_dir: Path | None) -> None:
+    """Re-segment the corpus with a segmenter version (e.g. `paragraph@2`) and switch search to it."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import ApplicationError
+
+    from groundwork.api.services import corpus_admin
+    from groundwork.search import corpus_index
+
+    async def work(dsn: str) -> Any:
+        settings = Settings.from_env(database_url=dsn)
+        corpus_index.configure(_corpus_index_dir(data_dir))
+        client = None if local else await _worker_client(settings)
+        _say(f"re-segmenting with {segmenter} " + ("through the worker" if client else "in this process"))
+        try:
+            return await corpus_admin.resegment(
+                segmenter, activate=not stage_only, client=client, task_queue=settings.temporal_task_queue
+            )
+        except (ApplicationError, WorkflowFailureError) as exc:
+            cause = getattr(exc, "cause", None) or exc
+            _say(f"error: {getattr(cause, 'message', None) or cause}")
+            raise SystemExit(2) from None
+
+    result = _run_with_dsn(data_dir, work)
+    click.echo(f"{result.segmenter_id}: {result.status} ({result.versions_cut} source version(s) cut)")
 
 
 def main() -> None:

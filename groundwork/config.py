@@ -27,6 +27,25 @@ class Settings:
     db_pool_max_size: int = 10
     # The Tantivy index: written by the worker, read by the API processes on the same machine.
     index_dir: Path = field(default_factory=lambda: default_data_dir() / "index")
+    # How long an enhancement run stays open for review (run_action, apply) after it completes.
+    review_window_seconds: int = 7 * 24 * 3600
+    # An OpenAI-compatible chat-completions endpoint for draft generation; unset = the extractive default.
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    # Webhooks: seconds before each attempt (`GROUNDWORK_WEBHOOK_SCHEDULE`, comma-separated), whether
+    # loopback and private targets are allowed (`GROUNDWORK_WEBHOOK_ALLOW_PRIVATE=1`, local use and tests),
+    # how long an endpoint may fail every attempt before it is disabled, and the relay's sweep interval.
+    webhook_schedule: tuple[float, ...] = field(default_factory=lambda: _webhook_schedule_from_env())
+    webhook_allow_private: bool = field(
+        default_factory=lambda: os.environ.get("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "") in ("1", "true", "yes")
+    )
+    webhook_disable_after_seconds: float = field(
+        default_factory=lambda: _seconds_from_env("GROUNDWORK_WEBHOOK_DISABLE_AFTER_SECONDS", 5 * 24 * 3600.0)
+    )
+    webhook_sweep_seconds: float = field(
+        default_factory=lambda: _seconds_from_env("GROUNDWORK_WEBHOOK_SWEEP_SECONDS", 5.0)
+    )
 
     @classmethod
     def from_env(cls, database_url: str | None = None) -> Settings:
@@ -43,4 +62,30 @@ class Settings:
             max_body_bytes=int(os.environ.get("GROUNDWORK_MAX_BODY_BYTES", "1048576")),
             db_pool_max_size=int(os.environ.get("GROUNDWORK_DB_POOL_MAX_SIZE", "10")),
             index_dir=Path(os.environ.get("GROUNDWORK_INDEX_DIR") or default_data_dir() / "index"),
+            review_window_seconds=int(os.environ.get("GROUNDWORK_REVIEW_WINDOW_SECONDS", str(7 * 24 * 3600))),
+            llm_base_url=os.environ.get("GROUNDWORK_LLM_BASE_URL") or None,
+            llm_model=os.environ.get("GROUNDWORK_LLM_MODEL") or None,
+            llm_api_key=os.environ.get("GROUNDWORK_LLM_API_KEY") or None,
         )
+
+
+def _webhook_schedule_from_env() -> tuple[float, ...]:
+    from groundwork.domain.webhooks import parse_schedule
+
+    try:
+        return parse_schedule(os.environ.get("GROUNDWORK_WEBHOOK_SCHEDULE"))
+    except ValueError as exc:
+        raise RuntimeError(f"GROUNDWORK_WEBHOOK_SCHEDULE: {exc}") from None
+
+
+def _seconds_from_env(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise RuntimeError(f"{name}: not a number of seconds: {raw!r}") from None
+    if not value > 0:
+        raise RuntimeError(f"{name}: must be more than 0")
+    return value

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 import contextlib
 import logging
 import signal
@@ -18,21 +20,62 @@ from temporalio.client import (
 )
 from temporalio.worker import Worker
 
+from groundwork.activities.corpus import CORPUS_ACTIVITIES, follow_index_changes
+from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.activities.maintenance import purge_expired_idempotency_keys
+from groundwork.activities.webhooks import attempt_webhook_delivery
+from groundwork.api.services.enhancement import sweep_queued_runs
 from groundwork.api.temporal import connect_client
 from groundwork.config import Settings
+from groundwork.domain.enhancement.enhancer import Enhancer
+from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
+from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
+from groundwork.enhancers.evidence import CorpusEvidence
+from groundwork.outbox_relay import OutboxRelay
 from groundwork.persistence import db
+from groundwork.search import corpus_index
+from groundwork.workflows.corpus import CORPUS_WORKFLOWS
+from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from groundwork.workflows.maintenance import PURGE_SCHEDULE_ID, PurgeIdempotencyKeysWorkflow
+from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
 
 log = logging.getLogger("groundwork.worker")
 
-WORKFLOWS = [PurgeIdempotencyKeysWorkflow]
-ACTIVITIES = [purge_expired_idempotency_keys]
+WORKFLOWS: list[type] = [
+    PurgeIdempotencyKeysWorkflow,
+    EnhancementRunWorkflow,
+    ApplyDraftsWorkflow,
+    WebhookDeliveryWorkflow,
+    *CORPUS_WORKFLOWS,
+]
+ACTIVITIES: list[Callable[..., Any]] = [purge_expired_idempotency_keys, attempt_webhook_delivery, *CORPUS_ACTIVITIES]
+# How often the worker starts the workflow of runs whose start failed (they stay `queued`).
+QUEUED_RUN_SWEEP_SECONDS = 30.0
 
 
-def build_worker(client: Client, task_queue: str) -> Worker:
+def enhancer_for(settings: Settings) -> Enhancer:
+    """The configured draft generator: an OpenAI-compatible endpoint if set, else the extractive default."""
+    if settings.llm_base_url:
+        return ChatCompletionsEnhancer(settings.llm_base_url, settings.llm_model or "", settings.llm_api_key)
+    return ExtractiveEnhancer()
+
+
+def build_worker(client: Client, task_queue: str, *, enhancer: Enhancer | None = None) -> Worker:
     """A worker for every Groundwork workflow and activity on `task_queue`."""
-    return Worker(client, task_queue=task_queue, workflows=WORKFLOWS, activities=ACTIVITIES)
+    enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), CorpusEvidence())
+    return Worker(
+        client, task_queue=task_queue, workflows=WORKFLOWS, activities=[*ACTIVITIES, *enhancement.all()]
+    )
+
+
+async def sweep_queued_runs_forever(client: Client, settings: Settings) -> None:
+    """Give every run left `queued` its workflow (same id, so never twice)."""
+    while True:
+        try:
+            await sweep_queued_runs(client, settings.temporal_task_queue, settings.review_window_seconds)
+        except Exception:  # the next sweep tries again; the error is logged, never lost silently
+            log.exception("queued-run sweep failed")
+        await asyncio.sleep(QUEUED_RUN_SWEEP_SECONDS)
 
 
 async def ensure_schedules(client: Client, task_queue: str) -> None:
@@ -54,16 +97,28 @@ async def run_worker(settings: Settings) -> None:
     await db.connect(settings.database_url, max_size=settings.db_pool_max_size)
     client = await connect_client(settings)
     await ensure_schedules(client, settings.temporal_task_queue)
-    worker = build_worker(client, settings.temporal_task_queue)
+    worker = build_worker(client, settings.temporal_task_queue, enhancer=enhancer_for(settings))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     log.info("worker polling task queue %s on %s", settings.temporal_task_queue, settings.temporal_address)
+    sweep = asyncio.create_task(sweep_queued_runs_forever(client, settings))
+    # The outbox relay runs beside the worker: every worker process relays, SKIP LOCKED shares the work.
+    relay = asyncio.create_task(OutboxRelay(client, settings).run(stop))
+    # This worker owns the corpus index writer and keeps the index following the passage change log.
+    corpus_index.configure(settings.index_dir)
+    index_follower = asyncio.create_task(follow_index_changes(stop))
     try:
         async with worker:
             await stop.wait()
     finally:
+        sweep.cancel()
+        stop.set()
+        with contextlib.suppress(Exception):
+            await relay
+        with contextlib.suppress(Exception):
+            await index_follower
         await db.disconnect()
     log.info("worker stopped")
 

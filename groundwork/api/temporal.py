@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
+
+from litestar.enums import ScopeType
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -45,17 +50,35 @@ async def connect_client(settings: Settings) -> Client:
     )
 
 
-_current: TemporalConnection | None = None
+# Per request (set by `TemporalMiddleware`) rather than per process, so two apps in one process
+# (tests, or an embedding host) never share each other's Temporal settings.
+_current: ContextVar[TemporalConnection | None] = ContextVar("groundwork_temporal", default=None)
 
 
 def use_connection(connection: TemporalConnection) -> None:
-    """Make `connection` the one the application services use in this process."""
-    global _current
-    _current = connection
+    """Make `connection` the one the application services use in the current context."""
+    _current.set(connection)
 
 
 def current_connection() -> TemporalConnection:
-    """The process's Temporal connection (set by the app's start-up, or `groundwork mcp`)."""
-    if _current is None:
-        raise RuntimeError("no Temporal connection configured in this process")
-    return _current
+    """The Temporal connection of the app serving this request (or of `groundwork mcp`)."""
+    connection = _current.get()
+    if connection is None:
+        raise RuntimeError("no Temporal connection configured in this context")
+    return connection
+
+
+class TemporalMiddleware(ASGIMiddleware):
+    """Expose the app's Temporal connection to the services for the duration of each request."""
+
+    scopes = (ScopeType.HTTP,)
+
+    def __init__(self, connection: TemporalConnection) -> None:
+        self.connection = connection
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        token = _current.set(self.connection)
+        try:
+            await next_app(scope, receive, send)
+        finally:
+            _current.reset(token)

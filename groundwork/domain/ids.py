@@ -29,6 +29,7 @@ PREFIXES = frozenset(
         "prov",
         "src",
         "psg",
+        "srcv",
     }
 )
 

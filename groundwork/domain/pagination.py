@@ -33,9 +33,7 @@ def page_request(limit: int | None, cursor: str | None) -> PageRequest:
     if limit is None:
         limit = DEFAULT_LIMIT
     if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidRequest(
-            "Invalid page size.", [FieldError("limit", f"must be between 1 and {MAX_LIMIT}")]
-        )
+        raise InvalidRequest("Invalid page size.", [FieldError("limit", f"must be between 1 and {MAX_LIMIT}")])
     if not cursor:
         return PageRequest(limit, None)
     try:
@@ -44,9 +42,7 @@ def page_request(limit: int | None, cursor: str | None) -> PageRequest:
         if not isinstance(position, dict):
             raise ValueError
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidRequest(
-            "Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")]
-        ) from None
+        raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")]) from None
     return PageRequest(limit, position)
 
 

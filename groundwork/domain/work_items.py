@@ -130,7 +130,5 @@ def validate_attributes(
 def field_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The `{name: {from, to}}` record of what differs between two attribute maps."""
     return {
-        name: {"from": before.get(name), "to": after.get(name)}
-        for name in after
-        if before.get(name) != after.get(name)
+        name: {"from": before.get(name), "to": after.get(name)} for name in after if before.get(name) != after.get(name)
     }

@@ -81,8 +81,11 @@ class ChatCompletionsEnhancer:
 def prompt(context: EnhancementContext) -> str:
     """The user message: the action, the work item, the instructions and the numbered evidence."""
     evidence = "\n".join(f"[{i}] ({e.label}) {e.text}" for i, e in enumerate(context.evidence, 1))
-    code = (f"Code context is unavailable: {context.code_context_unavailable_reason}"
-            if context.code_context_unavailable_reason else "")
+    code = (
+        f"Code context is unavailable: {context.code_context_unavailable_reason}"
+        if context.code_context_unavailable_reason
+        else ""
+    )
     return (
         f"Action: {context.action} (drafts the field `{ACTION_FIELDS[context.action]}`).\n"
         f"Work item {context.work_item_key}: {context.title}\n"
@@ -119,13 +122,24 @@ def parse_answer(context: EnhancementContext, answer: Any) -> ActionOutput:
             continue
         refs = _cited(item.get("evidence"), context.evidence)
         if refs:
-            artifacts.append(ArtifactProposal(item["type"], str(item.get("title", ""))[:300],
-                                              str(item.get("summary", ""))[:2000], str(item.get("body", "")), refs))
+            artifacts.append(
+                ArtifactProposal(
+                    item["type"],
+                    str(item.get("title", ""))[:300],
+                    str(item.get("summary", ""))[:2000],
+                    str(item.get("body", "")),
+                    refs,
+                )
+            )
     used = tuple(dict.fromkeys(r for d in drafts for r in d.evidence_refs))
-    summary = (f"{len(drafts)} draft(s) for {field}, each citing the evidence it used"
-               + (f"; {dropped} uncited draft(s) were dropped." if dropped else "."))
+    summary = f"{len(drafts)} draft(s) for {field}, each citing the evidence it used" + (
+        f"; {dropped} uncited draft(s) were dropped." if dropped else "."
+    )
     if not drafts:
         summary = f"No draft for {field}: the generator cited no evidence shown to it, so nothing was kept."
-    artifacts.append(ArtifactProposal("evidence_digest", f"Evidence for {field}", summary,
-                                      "\n".join(f"- `{r.kind}:{r.id}`" for r in used), used))
+    artifacts.append(
+        ArtifactProposal(
+            "evidence_digest", f"Evidence for {field}", summary, "\n".join(f"- `{r.kind}:{r.id}`" for r in used), used
+        )
+    )
     return ActionOutput(tuple(drafts), tuple(artifacts))

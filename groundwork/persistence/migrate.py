@@ -13,7 +13,7 @@ _MIGRATION_LOCK = 7_301_942_118
 def migration_files() -> list[tuple[str, str]]:
     """Every migration shipped with the package as (name, sql), in order."""
     folder = resources.files("groundwork.persistence") / "migrations"
-    files = sorted(f for f in folder.iterdir() if f.name.endswith(".sql"))
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
     return [(f.name.removesuffix(".sql"), f.read_text(encoding="utf-8")) for f in files]
 
 

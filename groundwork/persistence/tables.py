@@ -8,6 +8,7 @@ from piccolo.columns import (
     BigSerial,
     Boolean,
     Bytea,
+    DoublePrecision,
     ForeignKey,
     Integer,
     Text,
@@ -137,6 +138,63 @@ class OutboxEvent(Table, tablename="outbox"):
     dispatched_at = Timestamptz(null=True, default=None)
 
 
+class WebhookEndpoint(Table, tablename="webhook_endpoints"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    url = Text()
+    description = Text(default="")
+    event_types = Array(base_column=Text())
+    secret = Text()
+    previous_secret = Text(null=True, default=None)
+    previous_secret_expires_at = Timestamptz(null=True, default=None)
+    enabled = Boolean(default=True)
+    disabled_reason = Text(null=True, default=None)
+    disabled_at = Timestamptz(null=True, default=None)
+    failing_since = Timestamptz(null=True, default=None)
+    consecutive_failures = Integer(default=0)
+    created_by = Text(null=True, default=None)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
+class WebhookDelivery(Table, tablename="webhook_deliveries"):
+    id = Text(primary_key=True)
+    workflow_id = Text(unique=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    endpoint_id = ForeignKey(WebhookEndpoint, on_delete=OnDelete.cascade, null=False)
+    event_id = Text()
+    event_type = Text()
+    status = Text(default="pending")
+    failure_reason = Text(null=True, default=None)
+    generation = Integer(default=0)
+    attempt_count = Integer(default=0)
+    last_status_code = Integer(null=True, default=None)
+    last_attempt_at = Timestamptz(null=True, default=None)
+    next_attempt_at = Timestamptz(null=True, default=None)
+    start_requested_at = Timestamptz()
+    workflow_started_at = Timestamptz(null=True, default=None)
+    workflow_run_id = Text(null=True, default=None)
+    completed_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
+class WebhookDeliveryAttempt(Table, tablename="webhook_delivery_attempts"):
+    id = BigSerial(primary_key=True)
+    delivery_id = ForeignKey(WebhookDelivery, on_delete=OnDelete.cascade, null=False)
+    generation = Integer()
+    slot = Integer()
+    number = Integer()
+    attempted_at = Timestamptz()
+    status_code = Integer(null=True, default=None)
+    latency_ms = DoublePrecision()
+    response_body = Text(null=True, default=None)
+    response_truncated = Boolean(default=False)
+    error = Text(null=True, default=None)
+    outcome = Text()
+    retry_after_seconds = DoublePrecision(null=True, default=None)
+
+
 ALL_TABLES: tuple[type[Table], ...] = (
     Workspace,
     Principal,
@@ -150,4 +208,161 @@ ALL_TABLES: tuple[type[Table], ...] = (
     WorkItemChange,
     IdempotencyKey,
     OutboxEvent,
+    WebhookEndpoint,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+)
+
+
+class EnhancementRun(Table, tablename="enhancement_runs"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
+    target_id = ForeignKey(WorkItem, on_delete=OnDelete.cascade, null=False)
+    requested_actions = Array(base_column=Text())
+    instructions = Text(default="")
+    state = Text()
+    requested_by = Text()
+    code_context = Boolean(default=False)
+    generator = Text()
+    error_code = Text(null=True, default=None)
+    error_message = Text(null=True, default=None)
+    review_expires_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+    completed_at = Timestamptz(null=True, default=None)
+
+
+class EnhancementRunAction(Table, tablename="enhancement_run_actions"):
+    id = BigSerial(primary_key=True)
+    run_id = ForeignKey(EnhancementRun, on_delete=OnDelete.cascade, null=False)
+    request_id = Text()
+    action = Text()
+    instructions = Text(default="")
+    state = Text()
+    error_code = Text(null=True, default=None)
+    created_at = Timestamptz()
+    completed_at = Timestamptz(null=True, default=None)
+
+
+class EnhancementDraft(Table, tablename="enhancement_drafts"):
+    id = Text(primary_key=True)
+    run_id = ForeignKey(EnhancementRun, on_delete=OnDelete.cascade, null=False)
+    run_action_id = ForeignKey(EnhancementRunAction, on_delete=OnDelete.cascade, null=False)
+    action = Text()
+    field = Text()
+    proposed_value = JSONB()
+    confidence = DoublePrecision()
+    evidence_refs = JSONB()
+    apply_id = Text(null=True, default=None)
+    applied_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+
+
+class EnhancementArtifact(Table, tablename="enhancement_artifacts"):
+    id = Text(primary_key=True)
+    run_id = ForeignKey(EnhancementRun, on_delete=OnDelete.cascade, null=False)
+    run_action_id = ForeignKey(EnhancementRunAction, on_delete=OnDelete.cascade, null=False)
+    action = Text()
+    type = Text()
+    title = Text()
+    summary = Text()
+    body = Text()
+    evidence_refs = JSONB()
+    created_at = Timestamptz()
+
+
+class EnhancementApply(Table, tablename="enhancement_applies"):
+    id = Text(primary_key=True)
+    run_id = ForeignKey(EnhancementRun, on_delete=OnDelete.cascade, null=False)
+    work_item_id = ForeignKey(WorkItem, on_delete=OnDelete.cascade, null=False)
+    draft_ids = Array(base_column=Text())
+    expected_target_version = Timestamptz()
+    target_version = Timestamptz()
+    actor_id = Text()
+    applied_at = Timestamptz()
+
+
+ALL_TABLES += (EnhancementRun, EnhancementRunAction, EnhancementDraft, EnhancementArtifact, EnhancementApply)
+
+
+class CorpusSegmenter(Table, tablename="corpus_segmenters"):
+    id = Text(primary_key=True)
+    name = Text()
+    version = Integer()
+    active = Boolean(default=False)
+    staging = Boolean(default=False)
+    created_at = Timestamptz()
+    activated_at = Timestamptz(null=True, default=None)
+    retired_at = Timestamptz(null=True, default=None)
+
+
+class CorpusSource(Table, tablename="corpus_sources"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
+    uri = Text()
+    title = Text()
+    kind = Text()
+    owner = Text()
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
+class CorpusSourceVersion(Table, tablename="corpus_source_versions"):
+    id = Text(primary_key=True)
+    seq = BigSerial()  # bigint GENERATED ALWAYS AS IDENTITY in SQL
+    source_id = ForeignKey(CorpusSource, on_delete=OnDelete.cascade, null=False)
+    kind = Text()
+    content_hash = Text()
+    byte_size = Integer()
+    title = Text()
+    text = Text()
+    provenance_quality = Text()
+    status = Text()
+    received_by = Text()
+    created_at = Timestamptz()
+    ingested_at = Timestamptz(null=True, default=None)
+    deactivated_at = Timestamptz(null=True, default=None)
+
+
+class CorpusSegmentation(Table, tablename="corpus_segmentations"):
+    id = BigSerial(primary_key=True)
+    source_version_id = ForeignKey(CorpusSourceVersion, on_delete=OnDelete.cascade, null=False)
+    segmenter_id = ForeignKey(CorpusSegmenter, null=False)
+    passage_count = Integer()
+    created_at = Timestamptz()
+
+
+class CorpusPassage(Table, tablename="corpus_passages"):
+    id = Text(primary_key=True)
+    seq = BigSerial()  # bigint GENERATED ALWAYS AS IDENTITY in SQL: the passage's key in the index
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
+    source_id = ForeignKey(CorpusSource, on_delete=OnDelete.cascade, null=False)
+    source_version_id = ForeignKey(CorpusSourceVersion, on_delete=OnDelete.cascade, null=False)
+    segmenter_id = ForeignKey(CorpusSegmenter, null=False)
+    ordinal = Integer()
+    page = Integer(null=True, default=None)
+    paragraph = Integer(null=True, default=None)
+    section = Text(null=True, default=None)
+    char_start = Integer()
+    char_end = Integer()
+    text = Text()
+    provenance_quality = Text()
+
+
+class CorpusIndexLog(Table, tablename="corpus_index_log"):
+    seq = BigSerial(primary_key=True)
+    changes = JSONB()
+    created_at = Timestamptz()
+
+
+ALL_TABLES += (
+    CorpusSegmenter,
+    CorpusSource,
+    CorpusSourceVersion,
+    CorpusSegmentation,
+    CorpusPassage,
+    CorpusIndexLog,
 )

@@ -30,8 +30,11 @@ WORKSPACE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
 TARGET = SearchAttributeKey.for_keyword("GroundworkTarget")
 STATE = SearchAttributeKey.for_keyword("GroundworkState")
 
-ACTION_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=4,
-                           non_retryable_error_types=["not_found", "target_gone", "generation_rejected"])
+ACTION_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_attempts=4,
+    non_retryable_error_types=["not_found", "target_gone", "generation_rejected"],
+)
 STEP_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10))
 # Past this many handled updates, continue as new so the history stays small.
 UPDATES_BEFORE_CONTINUE_AS_NEW = 200
@@ -39,11 +42,13 @@ UPDATES_BEFORE_CONTINUE_AS_NEW = 200
 
 def search_attributes(workspace_id: str, target_id: str, state: str) -> TypedSearchAttributes:
     """The attributes operators filter runs by in the Temporal UI and `temporal workflow list`."""
-    return TypedSearchAttributes([
-        SearchAttributePair(WORKSPACE, workspace_id),
-        SearchAttributePair(TARGET, target_id),
-        SearchAttributePair(STATE, state),
-    ])
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(WORKSPACE, workspace_id),
+            SearchAttributePair(TARGET, target_id),
+            SearchAttributePair(STATE, state),
+        ]
+    )
 
 
 @dataclass
@@ -98,8 +103,11 @@ class EnhancementRunWorkflow:
         if deadline is None:
             await self._set_state("running")
             pending = await workflow.execute_activity(
-                "enhancement_start_run", input.run_id, result_type=list[str],
-                start_to_close_timeout=timedelta(seconds=30), retry_policy=STEP_RETRY,
+                "enhancement_start_run",
+                input.run_id,
+                result_type=list[str],
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=STEP_RETRY,
             )
             async with self.lock:
                 for request_id in pending:
@@ -110,23 +118,33 @@ class EnhancementRunWorkflow:
         remaining = (deadline - workflow.now()).total_seconds()
         try:
             await workflow.wait_condition(
-                lambda: self.handled >= UPDATES_BEFORE_CONTINUE_AS_NEW
-                or workflow.info().is_continue_as_new_suggested(),
+                lambda: (
+                    self.handled >= UPDATES_BEFORE_CONTINUE_AS_NEW or workflow.info().is_continue_as_new_suggested()
+                ),
                 timeout=max(remaining, 0.001),
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.expired = True  # validators refuse new updates from here on
             await workflow.wait_condition(workflow.all_handlers_finished)
             await workflow.execute_activity(
-                "enhancement_expire_run", input.run_id,
-                start_to_close_timeout=timedelta(seconds=30), retry_policy=STEP_RETRY,
+                "enhancement_expire_run",
+                input.run_id,
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=STEP_RETRY,
             )
             await self._set_state("expired")
             return self.state
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(EnhancementRunInput(
-            input.run_id, input.workspace_id, input.target_id, input.review_window_seconds, deadline, self.state,
-        ))
+        workflow.continue_as_new(
+            EnhancementRunInput(
+                input.run_id,
+                input.workspace_id,
+                input.target_id,
+                input.review_window_seconds,
+                deadline,
+                self.state,
+            )
+        )
 
     @workflow.update
     async def run_action(self, update: RunActionUpdate) -> str:
@@ -138,7 +156,8 @@ class EnhancementRunWorkflow:
             await workflow.execute_activity(
                 "enhancement_begin_action",
                 NewActionRequest(self.input.run_id, update.request_id, update.action, update.instructions),
-                start_to_close_timeout=timedelta(seconds=30), retry_policy=STEP_RETRY,
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=STEP_RETRY,
             )
             await self._set_state("running")
             if await self._perform(update.request_id, update.action, fail_run=False):
@@ -163,8 +182,9 @@ class EnhancementRunWorkflow:
             raise ApplicationError(f"the run is {self.state}", type="run_not_reviewable")
         outcome: ApplyOutcome = await workflow.execute_child_workflow(
             ApplyDraftsWorkflow.run,
-            ApplyCommand(update.apply_id, self.input.run_id, update.draft_ids, update.expected_target_version,
-                         update.actor_id),
+            ApplyCommand(
+                update.apply_id, self.input.run_id, update.draft_ids, update.expected_target_version, update.actor_id
+            ),
             id=update.apply_id,
         )
         if outcome.ok and self.state == "ready_for_review":
@@ -186,8 +206,10 @@ class EnhancementRunWorkflow:
     async def _perform(self, request_id: str, action: str | None, *, fail_run: bool) -> bool:
         try:
             await workflow.execute_activity(
-                "enhancement_perform_action", ActionRequest(self.input.run_id, request_id),
-                start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=timedelta(seconds=5),
+                "enhancement_perform_action",
+                ActionRequest(self.input.run_id, request_id),
+                start_to_close_timeout=timedelta(minutes=5),
+                heartbeat_timeout=timedelta(seconds=5),
                 retry_policy=ACTION_RETRY,
             )
             return True
@@ -195,15 +217,20 @@ class EnhancementRunWorkflow:
             state = await workflow.execute_activity(
                 "enhancement_fail",
                 RunFailure(self.input.run_id, action, _action_error_code(error), str(error.cause or error), fail_run),
-                result_type=str, start_to_close_timeout=timedelta(seconds=30), retry_policy=STEP_RETRY,
+                result_type=str,
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=STEP_RETRY,
             )
             await self._set_state(state)
             return False
 
     async def _finish(self) -> None:
         state = await workflow.execute_activity(
-            "enhancement_finish_run", args=[self.input.run_id, self.input.review_window_seconds], result_type=str,
-            start_to_close_timeout=timedelta(seconds=30), retry_policy=STEP_RETRY,
+            "enhancement_finish_run",
+            args=[self.input.run_id, self.input.review_window_seconds],
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=STEP_RETRY,
         )
         await self._set_state(state)
 
@@ -219,6 +246,9 @@ class ApplyDraftsWorkflow:
     @workflow.run
     async def run(self, command: ApplyCommand) -> ApplyOutcome:
         return await workflow.execute_activity(
-            "enhancement_apply_drafts", command, result_type=ApplyOutcome,
-            start_to_close_timeout=timedelta(seconds=30), retry_policy=STEP_RETRY,
+            "enhancement_apply_drafts",
+            command,
+            result_type=ApplyOutcome,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=STEP_RETRY,
         )

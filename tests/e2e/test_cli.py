@@ -15,15 +15,22 @@ from tests.conftest import Workspace
 
 def groundwork(dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DATABASE_URL": dsn}
-    return subprocess.run([sys.executable, "-m", "groundwork.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "groundwork.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 async def test_keys_create_prints_only_the_key_and_it_works(
     database: str, client: httpx.AsyncClient, workspace: Workspace
 ) -> None:
-    done = groundwork(database, "keys", "create", "--workspace", workspace.slug, "--principal", "robot",
-                      "--scope", "work-items:read")
+    done = groundwork(
+        database, "keys", "create", "--workspace", workspace.slug, "--principal", "robot", "--scope", "work-items:read"
+    )
     assert done.returncode == 0, done.stderr
     key = done.stdout.strip()
     assert done.stdout == key + "\n" and key.startswith("gw_")
@@ -33,8 +40,9 @@ async def test_keys_create_prints_only_the_key_and_it_works(
     write = await client.post("/api/v1/work-items", json={}, headers=workspace.headers(key, **{"Idempotency-Key": "x"}))
     assert write.status_code == 403
 
-    admin = groundwork(database, "keys", "create", "--workspace", workspace.slug, "--principal", "boss",
-                       "--all-scopes", "--admin")
+    admin = groundwork(
+        database, "keys", "create", "--workspace", workspace.slug, "--principal", "boss", "--all-scopes", "--admin"
+    )
     seen = await client.get("/api/v1/projects", headers=workspace.headers(admin.stdout.strip()))
     assert [p["key"] for p in seen.json()["data"]] == ["ALPHA", "BETA"]
 
@@ -61,8 +69,15 @@ async def test_import_reports_bad_lines_by_number_and_keeps_the_good_ones(
 ) -> None:
     key = await workspace.key("admin", admin=True)
     lines = [
-        json.dumps({"project": "ALPHA", "title": "Good one", "status": "todo", "watchers": ["admin"],
-                    "fields": {"description": "Imported.", "estimate": 2}}),
+        json.dumps(
+            {
+                "project": "ALPHA",
+                "title": "Good one",
+                "status": "todo",
+                "watchers": ["admin"],
+                "fields": {"description": "Imported.", "estimate": 2},
+            }
+        ),
         "{not json",
         json.dumps({"project": "NOPE", "title": "Unknown project"}),
         "",

@@ -28,7 +28,7 @@ def chat_completions_endpoint(script: Script) -> Iterator[str]:
     """Serve `script` until the block ends; yields the base URL (…/v1)."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             script.requests.append({"path": self.path, "body": body, "auth": self.headers.get("authorization")})
             script.received.set()

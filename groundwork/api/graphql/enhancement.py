@@ -91,9 +91,13 @@ def _refs(items: list[dict[str, str]]) -> list[EvidenceRef]:
 def draft_of(data: dict[str, Any]) -> WorkItemEnhancementDraft:
     """A draft type from its REST resource (one shape for every transport)."""
     return WorkItemEnhancementDraft(
-        id=strawberry.ID(data["id"]), action=data["action"], field=data["field"],
-        proposed_value=data["proposedValue"], confidence=data["confidence"],
-        evidence_refs=_refs(data["evidenceRefs"]), apply_eligible=data["applyEligible"],
+        id=strawberry.ID(data["id"]),
+        action=data["action"],
+        field=data["field"],
+        proposed_value=data["proposedValue"],
+        confidence=data["confidence"],
+        evidence_refs=_refs(data["evidenceRefs"]),
+        apply_eligible=data["applyEligible"],
     )
 
 
@@ -114,12 +118,17 @@ class WorkItemEnhancementRun:
             data = await service.operation_status(require(info, SCOPE_READ), str(self.id))
         except GroundworkError as error:
             raise as_graphql_error(error) from None
-        error = data["error"]
+        failure = data["error"]
         return Operation(
-            id=strawberry.ID(data["id"]), kind=data["kind"], status=data["status"], run_state=data["runState"],
-            started_at=data["startedAt"], updated_at=data["updatedAt"], completed_at=data["completedAt"],
+            id=strawberry.ID(data["id"]),
+            kind=data["kind"],
+            status=data["status"],
+            run_state=data["runState"],
+            started_at=data["startedAt"],
+            updated_at=data["updatedAt"],
+            completed_at=data["completedAt"],
             pending_actions=data["pendingActions"],
-            error=OperationError(code=error["code"], message=error["message"]) if error else None,
+            error=OperationError(code=failure["code"], message=failure["message"]) if failure else None,
             temporal=TemporalExecution(workflow_id=data["temporal"]["workflowId"], run_id=data["temporal"]["runId"]),
         )
 
@@ -127,15 +136,26 @@ class WorkItemEnhancementRun:
     def of(cls, view: service.RunView) -> WorkItemEnhancementRun:
         data = run_resource(view)
         return cls(
-            id=strawberry.ID(data["id"]), state=data["state"], target=EnhancementTarget(**data["target"]),
-            requested_actions=data["requestedActions"], drafts=[draft_of(d) for d in data["drafts"]],
+            id=strawberry.ID(data["id"]),
+            state=data["state"],
+            target=EnhancementTarget(**data["target"]),
+            requested_actions=data["requestedActions"],
+            drafts=[draft_of(d) for d in data["drafts"]],
             artifacts=[
-                WorkItemEnhancementArtifact(id=strawberry.ID(a["id"]), type=a["type"], title=a["title"],
-                                            summary=a["summary"], body=a["body"], evidence_refs=_refs(a["evidenceRefs"]))
+                WorkItemEnhancementArtifact(
+                    id=strawberry.ID(a["id"]),
+                    type=a["type"],
+                    title=a["title"],
+                    summary=a["summary"],
+                    body=a["body"],
+                    evidence_refs=_refs(a["evidenceRefs"]),
+                )
                 for a in data["artifacts"]
             ],
-            allowed_actions=[AllowedAction(id=a["id"], label=a["label"], required_scope=a["requiredScope"])
-                             for a in data["allowedActions"]],
+            allowed_actions=[
+                AllowedAction(id=a["id"], label=a["label"], required_scope=a["requiredScope"])
+                for a in data["allowedActions"]
+            ],
             applied_draft_ids=[strawberry.ID(i) for i in data["appliedDraftIds"]],
         )
 
@@ -239,20 +259,38 @@ async def create_work_item_enhancement_run(
     principal = require(info, SCOPE_RUN)
 
     async def create() -> dict[str, Any]:
-        view = await service.create_run(principal, service.CreateRun(
-            input.target.type, str(input.target.id), input.actions, input.instructions, input.confirm), input.wait)
+        view = await service.create_run(
+            principal,
+            service.CreateRun(
+                input.target.type, str(input.target.id), input.actions, input.instructions, input.confirm
+            ),
+            input.wait,
+        )
         return {"run_id": view.run.id}
 
-    request = {"target": {"type": input.target.type, "id": str(input.target.id)}, "actions": input.actions,
-               "instructions": input.instructions, "confirm": input.confirm}
+    request = {
+        "target": {"type": input.target.type, "id": str(input.target.id)},
+        "actions": input.actions,
+        "instructions": input.instructions,
+        "confirm": input.confirm,
+    }
     try:
-        outcome, replayed = await call_once(principal, _idempotency_key(info, input.idempotency_key),
-                                            "createWorkItemEnhancementRun", request, create)
+        outcome, replayed = await call_once(
+            principal, _idempotency_key(info, input.idempotency_key), "createWorkItemEnhancementRun", request, create
+        )
     except GroundworkError as error:
-        return CreateWorkItemEnhancementRunPayload(ok=False, idempotency_replayed=False, run=None,
-                                                   errors=[MutationError(code=error.code, message=error.detail)])
-    return CreateWorkItemEnhancementRunPayload(ok="error" not in outcome, idempotency_replayed=replayed,
-                                               run=await _run_or_none(info, outcome), errors=_errors(outcome))
+        return CreateWorkItemEnhancementRunPayload(
+            ok=False,
+            idempotency_replayed=False,
+            run=None,
+            errors=[MutationError(code=error.code, message=error.detail)],
+        )
+    return CreateWorkItemEnhancementRunPayload(
+        ok="error" not in outcome,
+        idempotency_replayed=replayed,
+        run=await _run_or_none(info, outcome),
+        errors=_errors(outcome),
+    )
 
 
 async def run_work_item_enhancement_action(
@@ -262,20 +300,34 @@ async def run_work_item_enhancement_action(
     principal = require(info, SCOPE_RUN)
 
     async def act() -> dict[str, Any]:
-        view, _ = await service.run_action(principal, str(input.run_id), input.action, input.instructions,
-                                           input.confirm, input.wait)
+        view, _ = await service.run_action(
+            principal, str(input.run_id), input.action, input.instructions, input.confirm, input.wait
+        )
         return {"run_id": view.run.id}
 
-    request = {"run_id": str(input.run_id), "action": input.action, "instructions": input.instructions,
-               "confirm": input.confirm}
+    request = {
+        "run_id": str(input.run_id),
+        "action": input.action,
+        "instructions": input.instructions,
+        "confirm": input.confirm,
+    }
     try:
-        outcome, replayed = await call_once(principal, _idempotency_key(info, input.idempotency_key),
-                                            "runWorkItemEnhancementAction", request, act)
+        outcome, replayed = await call_once(
+            principal, _idempotency_key(info, input.idempotency_key), "runWorkItemEnhancementAction", request, act
+        )
     except GroundworkError as error:
-        return RunWorkItemEnhancementActionPayload(ok=False, idempotency_replayed=False, run=None,
-                                                   errors=[MutationError(code=error.code, message=error.detail)])
-    return RunWorkItemEnhancementActionPayload(ok="error" not in outcome, idempotency_replayed=replayed,
-                                               run=await _run_or_none(info, outcome), errors=_errors(outcome))
+        return RunWorkItemEnhancementActionPayload(
+            ok=False,
+            idempotency_replayed=False,
+            run=None,
+            errors=[MutationError(code=error.code, message=error.detail)],
+        )
+    return RunWorkItemEnhancementActionPayload(
+        ok="error" not in outcome,
+        idempotency_replayed=replayed,
+        run=await _run_or_none(info, outcome),
+        errors=_errors(outcome),
+    )
 
 
 async def apply_work_item_enhancement_drafts(
@@ -285,23 +337,43 @@ async def apply_work_item_enhancement_drafts(
     principal = require(info, SCOPE_APPLY)
 
     async def apply() -> dict[str, Any]:
-        view = await service.apply_drafts(principal, str(input.run_id), [str(d) for d in input.draft_ids],
-                                          input.expected_target_version, input.confirm)
+        view = await service.apply_drafts(
+            principal,
+            str(input.run_id),
+            [str(d) for d in input.draft_ids],
+            input.expected_target_version,
+            input.confirm,
+        )
         return {"run_id": view.run.id}
 
-    request = {"run_id": str(input.run_id), "draft_ids": [str(d) for d in input.draft_ids],
-               "expected_target_version": input.expected_target_version, "confirm": input.confirm}
+    request = {
+        "run_id": str(input.run_id),
+        "draft_ids": [str(d) for d in input.draft_ids],
+        "expected_target_version": input.expected_target_version,
+        "confirm": input.confirm,
+    }
     try:
-        outcome, replayed = await call_once(principal, _idempotency_key(info, input.idempotency_key),
-                                            "applyWorkItemEnhancementDrafts", request, apply)
+        outcome, replayed = await call_once(
+            principal, _idempotency_key(info, input.idempotency_key), "applyWorkItemEnhancementDrafts", request, apply
+        )
     except GroundworkError as error:
-        return ApplyWorkItemEnhancementDraftsPayload(ok=False, idempotency_replayed=False, run=None,
-                                                     errors=[MutationError(code=error.code, message=error.detail)])
-    return ApplyWorkItemEnhancementDraftsPayload(ok="error" not in outcome, idempotency_replayed=replayed,
-                                                 run=await _run_or_none(info, outcome), errors=_errors(outcome))
+        return ApplyWorkItemEnhancementDraftsPayload(
+            ok=False,
+            idempotency_replayed=False,
+            run=None,
+            errors=[MutationError(code=error.code, message=error.detail)],
+        )
+    return ApplyWorkItemEnhancementDraftsPayload(
+        ok="error" not in outcome,
+        idempotency_replayed=replayed,
+        run=await _run_or_none(info, outcome),
+        errors=_errors(outcome),
+    )
 
 
-async def work_item_enhancement_run(info: Info[GraphQLContext, Any], id: strawberry.ID) -> WorkItemEnhancementRun | None:
+async def work_item_enhancement_run(
+    info: Info[GraphQLContext, Any], id: strawberry.ID
+) -> WorkItemEnhancementRun | None:
     """One run, or null when the caller cannot see it."""
     try:
         return WorkItemEnhancementRun.of(await service.load_run(require(info, SCOPE_READ), str(id)))
@@ -312,13 +384,16 @@ async def work_item_enhancement_run(info: Info[GraphQLContext, Any], id: strawbe
 
 
 async def work_item_enhancement_drafts(
-    info: Info[GraphQLContext, Any], run_id: strawberry.ID, field: str | None = None,
+    info: Info[GraphQLContext, Any],
+    run_id: strawberry.ID,
+    field: str | None = None,
     apply_eligible: bool | None = None,
 ) -> list[WorkItemEnhancementDraft]:
     """Drafts of a run, filtered by field and eligibility."""
     try:
-        view, drafts, _ = await service.list_drafts(require(info, SCOPE_READ), str(run_id), field=field,
-                                                    apply_eligible=apply_eligible, limit=100)
+        view, drafts, _ = await service.list_drafts(
+            require(info, SCOPE_READ), str(run_id), field=field, apply_eligible=apply_eligible, limit=100
+        )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
     data = run_resource(view)
@@ -327,15 +402,25 @@ async def work_item_enhancement_drafts(
 
 
 async def work_item_enhancement_runs(
-    info: Info[GraphQLContext, Any], state: str | None = None, target_id: strawberry.ID | None = None,
-    action: str | None = None, first: int | None = None, after: str | None = None,
+    info: Info[GraphQLContext, Any],
+    state: str | None = None,
+    target_id: strawberry.ID | None = None,
+    action: str | None = None,
+    first: int | None = None,
+    after: str | None = None,
 ) -> WorkItemEnhancementRunConnection:
     """Runs of the caller's visible projects, newest first."""
     try:
-        views, page = await service.list_runs(require(info, SCOPE_READ), state=state,
-                                              target_id=str(target_id) if target_id else None, action=action,
-                                              limit=first, cursor=after)
+        views, page = await service.list_runs(
+            require(info, SCOPE_READ),
+            state=state,
+            target_id=str(target_id) if target_id else None,
+            action=action,
+            limit=first,
+            cursor=after,
+        )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
-    return WorkItemEnhancementRunConnection(nodes=[WorkItemEnhancementRun.of(v) for v in views],
-                                            next_cursor=page["next_cursor"], has_more=page["has_more"])
+    return WorkItemEnhancementRunConnection(
+        nodes=[WorkItemEnhancementRun.of(v) for v in views], next_cursor=page["next_cursor"], has_more=page["has_more"]
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 from strawberry.litestar import make_graphql_controller
 
+from groundwork.api.graphql import context_search as cs
 from groundwork.api.graphql import enhancement as en
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
@@ -16,6 +17,7 @@ class Query:
     projects: list[wi.Project] = strawberry.field(resolver=wi.projects)
     work_item: wi.WorkItem | None = strawberry.field(resolver=wi.work_item)
     work_items: wi.WorkItemConnection = strawberry.field(resolver=wi.work_items)
+    context_corpus_search: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)
     work_item_enhancement_run: en.WorkItemEnhancementRun | None = strawberry.field(
         resolver=en.work_item_enhancement_run
     )

@@ -20,8 +20,9 @@ PROPOSES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempot
 APPLIES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
-async def _replayable(ctx: Context[Any, Any], scope: str, key: str, operation: str, request: dict[str, Any],
-                      call: Any) -> dict[str, Any]:
+async def _replayable(
+    ctx: Context[Any, Any], scope: str, key: str, operation: str, request: dict[str, Any], call: Any
+) -> dict[str, Any]:
     principal = caller(ctx, scope)
     try:
         outcome, replayed = await call_once(principal, key, operation, request, lambda: call(principal))
@@ -37,8 +38,9 @@ class _Stored(GroundworkError):
     """A stored error outcome, rendered again on replay."""
 
     def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(error.get("message", ""), extra={k: v for k, v in error.items() if k not in ("code",
-                                                                                                     "message")})
+        super().__init__(
+            error.get("message", ""), extra={k: v for k, v in error.items() if k not in ("code", "message")}
+        )
         self.code = error["code"]
 
 
@@ -47,29 +49,40 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     async def list_enhancement_runs(
-        ctx: Context[Any, Any], state: str | None = None, target_id: str | None = None, action: str | None = None,
-        limit: int = 20, cursor: str | None = None,
+        ctx: Context[Any, Any],
+        state: str | None = None,
+        target_id: str | None = None,
+        action: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
         """Enhancement runs of visible projects, newest first; filter by state, target work item or action."""
         try:
-            views, page = await service.list_runs(caller(ctx, SCOPE_READ), state=state, target_id=target_id,
-                                                  action=action, limit=limit, cursor=cursor)
+            views, page = await service.list_runs(
+                caller(ctx, SCOPE_READ), state=state, target_id=target_id, action=action, limit=limit, cursor=cursor
+            )
         except GroundworkError as error:
             raise tool_error(error) from None
         return {"data": [run_resource(v) for v in views], "page": page}
 
     @mcp.tool(annotations=PROPOSES)
     async def create_enhancement_run(
-        ctx: Context[Any, Any], work_item_id: str, actions: list[str], idempotency_key: str, confirm: bool,
-        instructions: str | None = None, wait: int = 10,
+        ctx: Context[Any, Any],
+        work_item_id: str,
+        actions: list[str],
+        idempotency_key: str,
+        confirm: bool,
+        instructions: str | None = None,
+        wait: int = 10,
     ) -> dict[str, Any]:
         """Propose drafts for a work item. Actions: requirements, description, design, implementation_plan,
         acceptance_criteria, test_plan, estimate, risk_check. Never changes the work item. Pass a fresh
         `idempotency_key` (reuse it only to retry the same call) and `confirm: true`."""
 
         async def create(principal: Any) -> dict[str, Any]:
-            view = await service.create_run(principal, service.CreateRun("work_item", work_item_id, actions,
-                                                                         instructions, confirm), wait)
+            view = await service.create_run(
+                principal, service.CreateRun("work_item", work_item_id, actions, instructions, confirm), wait
+            )
             return {"run_id": view.run.id}
 
         request = {"work_item_id": work_item_id, "actions": actions, "instructions": instructions, "confirm": confirm}
@@ -85,8 +98,13 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
 
     @mcp.tool(annotations=PROPOSES)
     async def run_enhancement_action(
-        ctx: Context[Any, Any], run_id: str, action: str, idempotency_key: str, confirm: bool,
-        instructions: str | None = None, wait: int = 10,
+        ctx: Context[Any, Any],
+        run_id: str,
+        action: str,
+        idempotency_key: str,
+        confirm: bool,
+        instructions: str | None = None,
+        wait: int = 10,
     ) -> dict[str, Any]:
         """Run one more action on a run that is ready for review; adds drafts, changes no work item."""
 
@@ -99,26 +117,42 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     async def list_enhancement_drafts(
-        ctx: Context[Any, Any], run_id: str, field: str | None = None, apply_eligible: bool | None = None,
-        action: str | None = None, limit: int = 20, cursor: str | None = None,
+        ctx: Context[Any, Any],
+        run_id: str,
+        field: str | None = None,
+        apply_eligible: bool | None = None,
+        action: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
         """Drafts of a run: proposed values per field with confidence, evidence and eligibility."""
         try:
-            view, drafts, page = await service.list_drafts(caller(ctx, SCOPE_READ), run_id, field=field,
-                                                           apply_eligible=apply_eligible, action=action,
-                                                           limit=limit, cursor=cursor)
+            view, drafts, page = await service.list_drafts(
+                caller(ctx, SCOPE_READ),
+                run_id,
+                field=field,
+                apply_eligible=apply_eligible,
+                action=action,
+                limit=limit,
+                cursor=cursor,
+            )
         except GroundworkError as error:
             raise tool_error(error) from None
         return {"data": [draft_resource(d, view.eligible[d.id]) for d in drafts], "page": page}
 
     @mcp.tool(annotations=READ_ONLY)
     async def list_enhancement_artifacts(
-        ctx: Context[Any, Any], run_id: str, type: str | None = None, limit: int = 20, cursor: str | None = None,
+        ctx: Context[Any, Any],
+        run_id: str,
+        type: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
         """Artifacts of a run: review material (traces, plans, matrices, risk reports, evidence digests)."""
         try:
-            rows, page = await service.list_artifacts(caller(ctx, SCOPE_READ), run_id, type=type, limit=limit,
-                                                      cursor=cursor)
+            rows, page = await service.list_artifacts(
+                caller(ctx, SCOPE_READ), run_id, type=type, limit=limit, cursor=cursor
+            )
         except GroundworkError as error:
             raise tool_error(error) from None
         return {"data": [artifact_resource(a) for a in rows], "page": page}
@@ -143,7 +177,11 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
 
     @mcp.tool(annotations=APPLIES)
     async def apply_drafts(
-        ctx: Context[Any, Any], run_id: str, draft_ids: list[str], expected_target_version: str, confirm: bool,
+        ctx: Context[Any, Any],
+        run_id: str,
+        draft_ids: list[str],
+        expected_target_version: str,
+        confirm: bool,
         idempotency_key: str,
     ) -> dict[str, Any]:
         """Apply drafts to the work item after the user confirmed the diff from prepare_apply. Needs
@@ -153,6 +191,10 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             view = await service.apply_drafts(principal, run_id, draft_ids, expected_target_version, confirm)
             return {"run_id": view.run.id}
 
-        request = {"run_id": run_id, "draft_ids": draft_ids, "expected_target_version": expected_target_version,
-                   "confirm": confirm}
+        request = {
+            "run_id": run_id,
+            "draft_ids": draft_ids,
+            "expected_target_version": expected_target_version,
+            "confirm": confirm,
+        }
         return await _replayable(ctx, SCOPE_APPLY, idempotency_key, "apply_drafts", request, apply)

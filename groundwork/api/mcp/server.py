@@ -21,9 +21,7 @@ from groundwork.domain.principals import Principal
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
 current_principal: ContextVar[Principal | None] = ContextVar("current_principal", default=None)
 
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
 def tool_error(error: GroundworkError) -> ToolError:
@@ -72,9 +70,11 @@ def build_mcp_server() -> MCPServer:
         }
 
     # Each service registers its tools from its own module (imported here: they import `caller` from this one).
+    from groundwork.api.mcp.context_search import register_context_search_tools
     from groundwork.api.mcp.enhancement import register_enhancement_tools
     from groundwork.api.mcp.work_items import register_work_item_tools
 
     register_work_item_tools(mcp)
+    register_context_search_tools(mcp)
     register_enhancement_tools(mcp)
     return mcp

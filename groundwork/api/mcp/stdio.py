@@ -6,11 +6,15 @@ import anyio
 
 from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.api.services.api_keys import resolve_key
+from groundwork.api.temporal import TemporalConnection, use_connection
+from groundwork.config import Settings
 from groundwork.persistence import db
 
 
 def run_stdio(dsn: str, api_key: str) -> None:
     """Serve the MCP tools on stdin/stdout, acting as the principal behind `api_key`."""
+    settings = Settings.from_env(database_url=dsn)
+    use_connection(TemporalConnection(settings))
 
     async def main() -> None:
         async with db.connection(dsn):

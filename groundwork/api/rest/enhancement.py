@@ -44,8 +44,9 @@ class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
 def _answer(view: service.RunView, finished: bool, created: bool) -> Response[dict[str, Any]]:
     if finished:
         return Response({"data": run_resource(view)}, status_code=201 if created else 200)
-    return Response({"data": run_resource(view)}, status_code=202,
-                    headers={"Location": f"/api/v1/operations/{view.run.id}"})
+    return Response(
+        {"data": run_resource(view)}, status_code=202, headers={"Location": f"/api/v1/operations/{view.run.id}"}
+    )
 
 
 class EnhancementRunController(Controller):
@@ -53,56 +54,84 @@ class EnhancementRunController(Controller):
     tags = ["work item enhancement"]
 
     @post("/", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Create a run", status_code=201)
-    async def create_run(self, request: Request[Principal, Any, Any], data: CreateRunBody,
-                         wait: int | None = Wait) -> Response[dict[str, Any]]:
-        view = await service.create_run(request.user, service.CreateRun(
-            data.target.type, data.target.id, data.actions, data.instructions, data.confirm), wait)
+    async def create_run(
+        self, request: Request[Principal, Any, Any], data: CreateRunBody, wait: int | None = Wait
+    ) -> Response[dict[str, Any]]:
+        view = await service.create_run(
+            request.user,
+            service.CreateRun(data.target.type, data.target.id, data.actions, data.instructions, data.confirm),
+            wait,
+        )
         return _answer(view, view.finished, created=True)
 
     @get("/", opt=READ, summary="List runs")
-    async def list_runs(self, request: Request[Principal, Any, Any],
-                        run_state: str | None = Parameter(query="state", default=None),
-                        target_id: str | None = None, action: str | None = None,
-                        limit: int | None = Parameter(default=None, ge=1, le=100),
-                        cursor: str | None = None) -> dict[str, Any]:
-        views, page = await service.list_runs(request.user, state=run_state, target_id=target_id, action=action,
-                                              limit=limit, cursor=cursor)
+    async def list_runs(
+        self,
+        request: Request[Principal, Any, Any],
+        run_state: str | None = Parameter(query="state", default=None),
+        target_id: str | None = None,
+        action: str | None = None,
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        views, page = await service.list_runs(
+            request.user, state=run_state, target_id=target_id, action=action, limit=limit, cursor=cursor
+        )
         return {"data": [run_resource(v) for v in views], "page": page}
 
     @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
     async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> dict[str, Any]:
         return {"data": run_resource(await service.load_run(request.user, run_id))}
 
-    @post("/{run_id:str}/actions", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Run one action",
-          status_code=200)
-    async def run_action(self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody,
-                         wait: int | None = Wait) -> Response[dict[str, Any]]:
-        view, finished = await service.run_action(request.user, run_id, data.action, data.instructions,
-                                                  data.confirm, wait)
+    @post(
+        "/{run_id:str}/actions", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Run one action", status_code=200
+    )
+    async def run_action(
+        self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody, wait: int | None = Wait
+    ) -> Response[dict[str, Any]]:
+        view, finished = await service.run_action(
+            request.user, run_id, data.action, data.instructions, data.confirm, wait
+        )
         return _answer(view, finished, created=False)
 
     @get("/{run_id:str}/drafts", opt=READ, summary="List drafts")
-    async def list_drafts(self, request: Request[Principal, Any, Any], run_id: str, field: str | None = None,
-                          apply_eligible: bool | None = None, action: str | None = None,
-                          limit: int | None = Parameter(default=None, ge=1, le=100),
-                          cursor: str | None = None) -> dict[str, Any]:
-        view, drafts, page = await service.list_drafts(request.user, run_id, field=field,
-                                                       apply_eligible=apply_eligible, action=action,
-                                                       limit=limit, cursor=cursor)
+    async def list_drafts(
+        self,
+        request: Request[Principal, Any, Any],
+        run_id: str,
+        field: str | None = None,
+        apply_eligible: bool | None = None,
+        action: str | None = None,
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        view, drafts, page = await service.list_drafts(
+            request.user, run_id, field=field, apply_eligible=apply_eligible, action=action, limit=limit, cursor=cursor
+        )
         return {"data": [draft_resource(d, view.eligible[d.id]) for d in drafts], "page": page}
 
     @get("/{run_id:str}/artifacts", opt=READ, summary="List artifacts")
-    async def list_artifacts(self, request: Request[Principal, Any, Any], run_id: str, type: str | None = None,
-                             limit: int | None = Parameter(default=None, ge=1, le=100),
-                             cursor: str | None = None) -> dict[str, Any]:
+    async def list_artifacts(
+        self,
+        request: Request[Principal, Any, Any],
+        run_id: str,
+        type: str | None = None,
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
         rows, page = await service.list_artifacts(request.user, run_id, type=type, limit=limit, cursor=cursor)
         return {"data": [artifact_resource(a) for a in rows], "page": page}
 
-    @post("/{run_id:str}/apply", opt={"scope": SCOPE_APPLY, "idempotent": True},
-          summary="Apply selected drafts to the work item", status_code=200)
+    @post(
+        "/{run_id:str}/apply",
+        opt={"scope": SCOPE_APPLY, "idempotent": True},
+        summary="Apply selected drafts to the work item",
+        status_code=200,
+    )
     async def apply(self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody) -> dict[str, Any]:
-        view = await service.apply_drafts(request.user, run_id, data.draft_ids, data.expected_target_version,
-                                          data.confirm)
+        view = await service.apply_drafts(
+            request.user, run_id, data.draft_ids, data.expected_target_version, data.confirm
+        )
         return {"data": run_resource(view)}
 
 

@@ -69,9 +69,7 @@ class WorkItemController(Controller):
         return {"data": [work_item_resource(i) for i in items], "page": page}
 
     @post("/", opt={**WRITE, "idempotent": True}, summary="Create a work item")
-    async def create_work_item(
-        self, request: Request[Principal, Any, Any], data: CreateWorkItemBody
-    ) -> dict[str, Any]:
+    async def create_work_item(self, request: Request[Principal, Any, Any], data: CreateWorkItemBody) -> dict[str, Any]:
         item = await service.create_work_item(
             request.user,
             service.NewWorkItem(
@@ -102,8 +100,6 @@ class WorkItemController(Controller):
         return {"data": work_item_resource(item)}
 
     @get("/{work_item_id:str}/history", opt=READ, summary="The change history of a work item")
-    async def work_item_history(
-        self, request: Request[Principal, Any, Any], work_item_id: str
-    ) -> dict[str, Any]:
+    async def work_item_history(self, request: Request[Principal, Any, Any], work_item_id: str) -> dict[str, Any]:
         rows = await service.work_item_history(request.user, work_item_id)
         return {"data": [change_resource(r) for r in rows]}

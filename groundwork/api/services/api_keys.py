@@ -57,15 +57,11 @@ async def issue_key(
         principal = await tenancy.get_principal_by_name(workspace["id"], principal_name)
         created = principal is None
         if principal is None:
-            principal = await tenancy.create_principal(
-                workspace["id"], principal_name, kind=kind, is_admin=admin
-            )
+            principal = await tenancy.create_principal(workspace["id"], principal_name, kind=kind, is_admin=admin)
         elif admin and not principal["is_admin"]:
             await tenancy.set_principal_admin(principal["id"], True)
         key = "gw_" + secrets.token_urlsafe(32)
-        record = await api_keys.create_api_key(
-            workspace["id"], principal["id"], hash_key(key), key[:10], chosen
-        )
+        record = await api_keys.create_api_key(workspace["id"], principal["id"], hash_key(key), key[:10], chosen)
     return IssuedKey(key, record["id"], principal["id"], created)
 
 

@@ -9,6 +9,7 @@ with the run and validated by it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +22,7 @@ from temporalio.client import (
     WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from groundwork.activities.enhancement import ApplyOutcome
@@ -36,7 +37,6 @@ from groundwork.domain.enhancement.model import (
     FieldDiff,
     RunNotReviewable,
     TargetVersionMismatch,
-    allowed_actions,
     apply_eligible,
     check_confirm,
     draft_ineligibility,
@@ -113,9 +113,7 @@ async def _client() -> tuple[Client, str, int]:
 
 async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, review_window_seconds: int) -> None:
     """Start the run's workflow once (a second start of a running or finished one is a no-op)."""
-    from temporalio.exceptions import WorkflowAlreadyStartedError
-
-    try:
+    with contextlib.suppress(WorkflowAlreadyStartedError):
         await client.start_workflow(
             EnhancementRunWorkflow.run,
             EnhancementRunInput(run.id, run.workspace_id, run.target_id, review_window_seconds),
@@ -125,8 +123,6 @@ async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, 
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             search_attributes=search_attributes(run.workspace_id, run.target_id, "queued"),
         )
-    except WorkflowAlreadyStartedError:
-        pass
 
 
 async def _visible_run(principal: Principal, run_id: str) -> runs.RunRow:
@@ -145,8 +141,9 @@ async def load_run(principal: Principal, run_id: str) -> RunView:
 
 
 async def _view(run: runs.RunRow) -> RunView:
-    view = RunView(run, await runs.list_run_actions(run.id), await runs.list_drafts(run.id),
-                   await runs.list_artifacts(run.id))
+    view = RunView(
+        run, await runs.list_run_actions(run.id), await runs.list_drafts(run.id), await runs.list_artifacts(run.id)
+    )
     states = [d.state() for d in view.drafts]
     view.eligible = {d.id: apply_eligible(d.state(), states, run.state, view.expired) for d in view.drafts}
     return view
@@ -166,7 +163,7 @@ async def create_run(principal: Principal, request: CreateRun, wait: int | None)
     """Validate, commit the queued run with its event, start its workflow, and wait up to `wait` s."""
     seconds = check_wait(wait)
     if request.target_type != "work_item":
-        raise ValidationFailed("Invalid target.", [FieldError("target.type", "must be \"work_item\"")])
+        raise ValidationFailed("Invalid target.", [FieldError("target.type", 'must be "work_item"')])
     if not isinstance(request.target_id, str) or not request.target_id:
         raise ValidationFailed("Invalid target.", [FieldError("target.id", "must be a work item id")])
     actions = validate_actions(request.actions)
@@ -180,16 +177,30 @@ async def create_run(principal: Principal, request: CreateRun, wait: int | None)
     run_id = new_id("wie")
     async with db.transaction():
         await runs.insert_run(
-            run_id=run_id, workspace_id=principal.workspace_id, project_id=item.project_id, target_id=item.id,
-            actions=actions, instructions=instructions, requested_by=principal.id,
-            code_context=principal.has_scope(SCOPE_CODE_CONTEXT), generator=_generator_name(),
+            run_id=run_id,
+            workspace_id=principal.workspace_id,
+            project_id=item.project_id,
+            target_id=item.id,
+            actions=actions,
+            instructions=instructions,
+            requested_by=principal.id,
+            code_context=principal.has_scope(SCOPE_CODE_CONTEXT),
+            generator=_generator_name(),
         )
         now = datetime.now(UTC)
         await outbox.append_event(
-            type="work_item_enhancement.queued", workspace_id=principal.workspace_id,
-            resource_type="work_item_enhancement_run", resource_id=run_id, actor_id=principal.id,
-            payload={"run_id": run_id, "target_type": "work_item", "target_id": item.id,
-                     "requested_actions": actions, "queued_at": format_version(now)},
+            type="work_item_enhancement.queued",
+            workspace_id=principal.workspace_id,
+            resource_type="work_item_enhancement_run",
+            resource_id=run_id,
+            actor_id=principal.id,
+            payload={
+                "run_id": run_id,
+                "target_type": "work_item",
+                "target_id": item.id,
+                "requested_actions": actions,
+                "queued_at": format_version(now),
+            },
             occurred_at=now,
         )
     run = await runs.get_run_by_id(run_id)
@@ -219,8 +230,15 @@ async def list_runs(
     page = page_request(limit, cursor)
     project_ids = await tenancy.visible_project_ids(principal)
     after = page.after.get("id") if page.after else None
-    rows = await runs.list_runs(principal.workspace_id, project_ids, state=state, target_id=target_id,
-                                action=action, after_id=after, limit=page.limit + 1)
+    rows = await runs.list_runs(
+        principal.workspace_id,
+        project_ids,
+        state=state,
+        target_id=target_id,
+        action=action,
+        after_id=after,
+        limit=page.limit + 1,
+    )
     rows, info = page_info(rows, page.limit, lambda r: {"id": r.id})
     return [await _view(r) for r in rows], info
 
@@ -232,8 +250,11 @@ def _update_error(error: BaseException) -> GroundworkError:
         message = str(cause)
         if isinstance(cause, ApplicationError) and cause.type == "run_not_reviewable":
             return RunNotReviewable(message)
-        for code, kind in (("run_not_reviewable", RunNotReviewable), ("invalid_action", None),
-                           ("validation_failed", None)):
+        for code, kind in (
+            ("run_not_reviewable", RunNotReviewable),
+            ("invalid_action", None),
+            ("validation_failed", None),
+        ):
             if message.startswith(code + ":"):
                 detail = message.split(":", 1)[1].strip()
                 if kind is not None:
@@ -247,8 +268,9 @@ async def _handle(client: Client, run_id: str) -> WorkflowHandle[Any, Any]:
     return client.get_workflow_handle(run_id)
 
 
-async def run_action(principal: Principal, run_id: str, action: Any, instructions: Any, confirm: Any,
-                     wait: int | None) -> tuple[RunView, bool]:
+async def run_action(
+    principal: Principal, run_id: str, action: Any, instructions: Any, confirm: Any, wait: int | None
+) -> tuple[RunView, bool]:
     """Perform one more action on a reviewable run; returns the run and whether it finished in time."""
     seconds = check_wait(wait)
     if not isinstance(action, str) or action not in ACTION_FIELDS:
@@ -262,7 +284,8 @@ async def run_action(principal: Principal, run_id: str, action: Any, instruction
     handle = await _handle(client, run_id)
     try:
         update = await handle.start_update(
-            EnhancementRunWorkflow.run_action, RunActionUpdate(new_id("op"), action, text),
+            EnhancementRunWorkflow.run_action,
+            RunActionUpdate(new_id("op"), action, text),
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         )
     except (WorkflowUpdateFailedError, RPCError) as error:
@@ -280,8 +303,7 @@ async def run_action(principal: Principal, run_id: str, action: Any, instruction
 async def _apply_permission(principal: Principal, run: runs.RunRow) -> None:
     permissions = await tenancy.project_permissions(principal, run.project_id) or set()
     if "work_items:write" not in permissions:
-        raise PermissionDenied("Your role on this project does not allow changing its work items.",
-                               "work_items:write")
+        raise PermissionDenied("Your role on this project does not allow changing its work items.", "work_items:write")
 
 
 def _check_draft_ids(draft_ids: Any) -> list[str]:
@@ -314,14 +336,22 @@ async def prepare_apply(principal: Principal, run_id: str, draft_ids: Any) -> tu
 def diff_resource(diff: list[FieldDiff], version: str) -> dict[str, Any]:
     """The confirmation body: what would change, and the version to send back."""
     return {
-        "diff": [{"field": d.field, "current_value": d.current_value, "proposed_value": d.proposed_value,
-                  "draft_id": d.draft_id} for d in diff],
+        "diff": [
+            {
+                "field": d.field,
+                "current_value": d.current_value,
+                "proposed_value": d.proposed_value,
+                "draft_id": d.draft_id,
+            }
+            for d in diff
+        ],
         "current_version": version,
     }
 
 
-async def apply_drafts(principal: Principal, run_id: str, draft_ids: Any, expected_target_version: Any,
-                       confirm: Any) -> RunView:
+async def apply_drafts(
+    principal: Principal, run_id: str, draft_ids: Any, expected_target_version: Any, confirm: Any
+) -> RunView:
     """Apply selected drafts after confirmation, guarded by the target version."""
     ids = _check_draft_ids(draft_ids)
     run = await _visible_run(principal, run_id)
@@ -346,7 +376,8 @@ async def apply_drafts(principal: Principal, run_id: str, draft_ids: Any, expect
     apply_id = new_id("apply")
     try:
         outcome: ApplyOutcome = await handle.execute_update(
-            EnhancementRunWorkflow.apply, ApplyUpdate(apply_id, ids, expected_target_version, principal.id),
+            EnhancementRunWorkflow.apply,
+            ApplyUpdate(apply_id, ids, expected_target_version, principal.id),
             id=apply_id,
         )
     except (WorkflowUpdateFailedError, RPCError) as error:
@@ -363,23 +394,37 @@ async def apply_drafts(principal: Principal, run_id: str, draft_ids: Any, expect
 
 
 async def list_drafts(
-    principal: Principal, run_id: str, *, field: str | None = None, apply_eligible: bool | None = None,
-    action: str | None = None, limit: int | None = None, cursor: str | None = None,
+    principal: Principal,
+    run_id: str,
+    *,
+    field: str | None = None,
+    apply_eligible: bool | None = None,
+    action: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
 ) -> tuple[RunView, list[runs.DraftRow], dict[str, Any]]:
     """Drafts of a visible run, newest first, filtered by field, eligibility and action."""
     page = page_request(limit, cursor)
     view = await load_run(principal, run_id)
     after = page.after.get("id") if page.after else None
-    drafts = [d for d in view.drafts
-              if (field is None or d.field == field) and (action is None or d.action == action)
-              and (apply_eligible is None or view.eligible[d.id] == apply_eligible)
-              and (after is None or d.id < after)]
+    drafts = [
+        d
+        for d in view.drafts
+        if (field is None or d.field == field)
+        and (action is None or d.action == action)
+        and (apply_eligible is None or view.eligible[d.id] == apply_eligible)
+        and (after is None or d.id < after)
+    ]
     drafts, info = page_info(drafts[: page.limit + 1], page.limit, lambda d: {"id": d.id})
     return view, drafts, info
 
 
 async def list_artifacts(
-    principal: Principal, run_id: str, *, type: str | None = None, limit: int | None = None,
+    principal: Principal,
+    run_id: str,
+    *,
+    type: str | None = None,
+    limit: int | None = None,
     cursor: str | None = None,
 ) -> tuple[list[runs.ArtifactRow], dict[str, Any]]:
     """Artifacts of a visible run, newest first."""
@@ -423,9 +468,16 @@ async def operation_status(principal: Principal, run_id: str) -> dict[str, Any]:
         pass  # no workflow (yet, or no longer): the row tells
     error = {"code": run.error_code, "message": run.error_message} if run.error_code else None
     return {
-        "id": run.id, "kind": "work_item_enhancement", "status": status, "runState": run.state,
-        "startedAt": _ts(run.created_at), "updatedAt": _ts(run.updated_at), "completedAt": _ts(run.completed_at),
-        "pendingActions": pending, "error": error, "temporal": temporal,
+        "id": run.id,
+        "kind": "work_item_enhancement",
+        "status": status,
+        "runState": run.state,
+        "startedAt": _ts(run.created_at),
+        "updatedAt": _ts(run.updated_at),
+        "completedAt": _ts(run.completed_at),
+        "pendingActions": pending,
+        "error": error,
+        "temporal": temporal,
     }
 
 
@@ -437,8 +489,9 @@ def _ts(value: datetime | None) -> str | None:
     return format_version(value) if value else None
 
 
-async def sweep_queued_runs(client: Client, task_queue: str, review_window_seconds: int,
-                            older_than_seconds: float = 30.0) -> int:
+async def sweep_queued_runs(
+    client: Client, task_queue: str, review_window_seconds: int, older_than_seconds: float = 30.0
+) -> int:
     """Start the workflow of every run still queued after a while (its start may have failed)."""
     started = 0
     for run_id in await runs.queued_runs_older_than(older_than_seconds):

@@ -84,9 +84,7 @@ def _parse_line(line: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise GroundworkError("a line must be a JSON object")
     if unknown := sorted(set(record) - ALLOWED_KEYS):
-        raise GroundworkError(
-            f"unknown keys: {', '.join(unknown)}; allowed: {', '.join(sorted(ALLOWED_KEYS))}"
-        )
+        raise GroundworkError(f"unknown keys: {', '.join(unknown)}; allowed: {', '.join(sorted(ALLOWED_KEYS))}")
     if not isinstance(record.get("fields", {}), dict):
         raise GroundworkError("fields must be an object")
     if not isinstance(record.get("watchers", []), list):

@@ -49,9 +49,7 @@ class WorkItemChanges:
 async def _writable_project(principal: Principal, project_id: str) -> None:
     permissions = await tenancy.project_permissions(principal, project_id)
     if permissions is None or "project:read" not in permissions:
-        raise ValidationFailed(
-            "Unknown project.", [FieldError("project_id", "no such project in this workspace")]
-        )
+        raise ValidationFailed("Unknown project.", [FieldError("project_id", "no such project in this workspace")])
     if "work_items:write" not in permissions:
         raise PermissionDenied("Your role on this project does not allow changing work items.", "work_items:write")
 
@@ -163,24 +161,21 @@ async def update_work_item(
             "watchers": list(item.watchers),
             **item.fields,
         }
-        after = {
-            "title": change.title.strip() if change.title is not None else item.title,
-            "status": change.status or item.status,
-            "sprint": change.sprint if change.sprint_given else item.sprint,
-            "watchers": list(dict.fromkeys(change.watchers))
-            if change.watchers is not None
-            else list(item.watchers),
-        }
+        title = change.title.strip() if change.title is not None else item.title
+        status = change.status or item.status
+        sprint = change.sprint if change.sprint_given else item.sprint
+        watchers = list(dict.fromkeys(change.watchers)) if change.watchers is not None else list(item.watchers)
         fields = {**item.fields, **(change.fields or {})}
-        diff = field_changes(before, {**after, **fields})
+        after = {"title": title, "status": status, "sprint": sprint, "watchers": watchers, **fields}
+        diff = field_changes(before, after)
         if not diff:
             return item  # nothing changed: no new version, no history entry
         return await repo.update_work_item(
             item,
-            title=after["title"],
-            status=after["status"],
-            sprint=after["sprint"],
-            watchers=after["watchers"],
+            title=title,
+            status=status,
+            sprint=sprint,
+            watchers=watchers,
             fields=fields,
             changes=diff,
             actor_id=principal.id,

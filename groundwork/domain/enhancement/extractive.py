@@ -39,16 +39,79 @@ _STOPWORDS = frozenset(
 )
 
 RISK_CATEGORIES: dict[str, tuple[str, ...]] = {
-    "security": ("security", "auth", "token", "credential", "secret", "password", "pci", "encrypt", "tls",
-                 "certificate", "gdpr", "pii", "personal data", "permission", "vault", "hmac", "oauth", "sso"),
-    "data migration": ("migrat", "backfill", "schema", "legacy", "import", "cutover", "data loss", "rows",
-                       "spreadsheet", "archive"),
-    "performance": ("p99", "p95", "latency", "throughput", "load", "slow", "timeout", "ms ", "per second",
-                    "performance", "lcp", "capacity"),
-    "dependency": ("vendor", "third-party", "third party", "contract", "provider", "supplier", "psp", "twilio",
-                   "licen", "upstream", "external", "firmware", "renewal", "partner"),
-    "scope": ("also ", "additionally", "nice to have", "phase 2", "extend", "as well", "add-on",
-              "while we're", "on top of"),
+    "security": (
+        "security",
+        "auth",
+        "token",
+        "credential",
+        "secret",
+        "password",
+        "pci",
+        "encrypt",
+        "tls",
+        "certificate",
+        "gdpr",
+        "pii",
+        "personal data",
+        "permission",
+        "vault",
+        "hmac",
+        "oauth",
+        "sso",
+    ),
+    "data migration": (
+        "migrat",
+        "backfill",
+        "schema",
+        "legacy",
+        "import",
+        "cutover",
+        "data loss",
+        "rows",
+        "spreadsheet",
+        "archive",
+    ),
+    "performance": (
+        "p99",
+        "p95",
+        "latency",
+        "throughput",
+        "load",
+        "slow",
+        "timeout",
+        "ms ",
+        "per second",
+        "performance",
+        "lcp",
+        "capacity",
+    ),
+    "dependency": (
+        "vendor",
+        "third-party",
+        "third party",
+        "contract",
+        "provider",
+        "supplier",
+        "psp",
+        "twilio",
+        "licen",
+        "upstream",
+        "external",
+        "firmware",
+        "renewal",
+        "partner",
+    ),
+    "scope": (
+        "also ",
+        "additionally",
+        "nice to have",
+        "phase 2",
+        "extend",
+        "as well",
+        "add-on",
+        "while we're",
+        "on top of",
+    ),
 }
 _EXPECTED = {
     "performance": "the stated target is met at the expected load",
@@ -193,16 +256,21 @@ def _digest(context: EnhancementContext, used: list[Statement]) -> ArtifactPropo
     corpus = [s for s in used if s.ref.kind != "work_item"]
     if not used:
         summary = f"No evidence supports a {field} draft for {context.work_item_key}; nothing was invented."
-        body = (f"Neither the work item nor any visible corpus passage holds material for `{field}`. "
-                "Add detail to the work item or ingest the relevant documents, then run the action again.")
+        body = (
+            f"Neither the work item nor any visible corpus passage holds material for `{field}`. "
+            "Add detail to the work item or ingest the relevant documents, then run the action again."
+        )
     elif not corpus:
-        summary = (f"The {field} draft rests on the work item text alone: no corpus passage supported it, "
-                   "so confidence is low.")
+        summary = (
+            f"The {field} draft rests on the work item text alone: no corpus passage supported it, "
+            "so confidence is low."
+        )
         body = "\n".join(f"- {s.text} {s.cite}" for s in used)
     else:
         sources = sorted({s.label for s in corpus})
-        summary = (f"{len(used)} statements from the work item and {len(sources)} corpus source(s) "
-                   f"support the {field} draft.")
+        summary = (
+            f"{len(used)} statements from the work item and {len(sources)} corpus source(s) support the {field} draft."
+        )
         body = "\n".join(f"- {s.text} — _{s.label}_ {s.cite}" for s in used)
     return ArtifactProposal("evidence_digest", f"Evidence for {field}", summary, body, _refs(used))
 
@@ -222,8 +290,9 @@ def _requirement_statements(own: list[Statement], corpus: list[Statement], steer
     return steering.rank(constraints) or own[:5]
 
 
-def _requirements(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-                  steering: Steering) -> ActionOutput:
+def _requirements(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     chosen = _requirement_statements(own, corpus, steering)[:12]
     if not chosen:
         return _nothing(context)
@@ -231,15 +300,18 @@ def _requirements(context: EnhancementContext, own: list[Statement], corpus: lis
     value = "\n".join(["Each requirement is a testable statement taken from its source.", "", *lines])
     trace = "\n".join(f"| R{i} | {s.label} | `{s.ref.kind}:{s.ref.id}` |" for i, s in enumerate(chosen, 1))
     artifact = ArtifactProposal(
-        "requirements_trace", f"Requirements trace for {context.work_item_key}",
+        "requirements_trace",
+        f"Requirements trace for {context.work_item_key}",
         f"{len(chosen)} requirement(s), each traced to the sentence it was taken from.",
-        "| requirement | source | evidence |\n|---|---|---|\n" + trace, _refs(chosen),
+        "| requirement | source | evidence |\n|---|---|---|\n" + trace,
+        _refs(chosen),
     )
     return ActionOutput((_draft(context, value, chosen),), (artifact, _digest(context, chosen)))
 
 
-def _description(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-                 steering: Steering) -> ActionOutput:
+def _description(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     if not own and not corpus:
         return _nothing(context)
     summary = own[:3]
@@ -253,8 +325,10 @@ def _description(context: EnhancementContext, own: list[Statement], corpus: list
     if constraints:
         parts.append("## Constraints\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in constraints))
     if not corpus:
-        parts.append("## Open questions\n\n- No project document mentions this work yet; confirm scope with "
-                     "the team before starting.")
+        parts.append(
+            "## Open questions\n\n- No project document mentions this work yet; confirm scope with "
+            "the team before starting."
+        )
     used = summary + background + constraints
     return ActionOutput((_draft(context, "\n\n".join(parts), used),), (_digest(context, used),))
 
@@ -264,8 +338,9 @@ _COMPONENT = re.compile(r"(/[a-z0-9_\-/{}.]+[a-z0-9}]|`[^`]+`|\b[A-Z]{3,}\b|\b[A
 _DECISION = re.compile(r"\b(decided|agreed|chose|will use|we use|approach|design|architecture|pattern)\b", re.I)
 
 
-def _design(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-            steering: Steering) -> ActionOutput:
+def _design(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     if not own and not corpus:
         return _nothing(context)
     decisions = [s for s in corpus + own if _DECISION.search(s.text)][:6]
@@ -276,37 +351,44 @@ def _design(context: EnhancementContext, own: list[Statement], corpus: list[Stat
             components.setdefault(match.strip("`"), None)
     parts = []
     if components:
-        parts.append("## Components and interfaces named in the evidence\n\n"
-                     + "\n".join(f"- `{c}`" for c in list(components)[:10]))
+        parts.append(
+            "## Components and interfaces named in the evidence\n\n"
+            + "\n".join(f"- `{c}`" for c in list(components)[:10])
+        )
     if decisions:
-        parts.append("## Decisions and approaches on record\n\n"
-                     + "\n".join(f"- {s.text} {s.cite}" for s in decisions))
+        parts.append("## Decisions and approaches on record\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in decisions))
     if constraints:
-        parts.append("## Constraints the design must meet\n\n"
-                     + "\n".join(f"- {s.text} {s.cite}" for s in constraints))
+        parts.append("## Constraints the design must meet\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in constraints))
     if not decisions:
-        parts.append("## Open design questions\n\n- No recorded decision covers this work item; the approach "
-                     "needs a decision by the team.")
+        parts.append(
+            "## Open design questions\n\n- No recorded decision covers this work item; the approach "
+            "needs a decision by the team."
+        )
     used = decisions + constraints
     value = "\n\n".join(parts)
     note = ArtifactProposal(
-        "design_note", f"Design note for {context.work_item_key}",
+        "design_note",
+        f"Design note for {context.work_item_key}",
         f"{len(decisions)} recorded decision(s) and {len(constraints)} constraint(s) found.",
-        value, _refs(used),
+        value,
+        _refs(used),
     )
     return ActionOutput((_draft(context, value, used),), (note, _digest(context, used)))
 
 
-def _plan(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-          steering: Steering) -> ActionOutput:
+def _plan(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     requirements = _requirement_statements(own, corpus, steering)[:8]
     if not requirements:
         return _nothing(context)
     text = " ".join(s.text for s in own + corpus).lower()
     steps: list[str] = []
     if any(k in text for k in RISK_CATEGORIES["data migration"]):
-        steps.append("Prepare the data change first: write the migration or backfill, rehearse it on a copy, "
-                     "and plan its rollback.")
+        steps.append(
+            "Prepare the data change first: write the migration or backfill, rehearse it on a copy, "
+            "and plan its rollback."
+        )
     steps += [f"Implement: {s.text} {s.cite}" for s in requirements]
     steps.append("Cover each step above with the tests of the test plan before review.")
     if any(k in text for k in RISK_CATEGORIES["performance"]):
@@ -316,12 +398,15 @@ def _plan(context: EnhancementContext, own: list[Statement], corpus: list[Statem
     code_note = (
         f"Code context was unavailable: {context.code_context_unavailable_reason} The plan is built from the "
         "work item and project documents only; no code was read and none is written."
-        if context.code_context_unavailable_reason else "Code context was read through the authorized connector."
+        if context.code_context_unavailable_reason
+        else "Code context was read through the authorized connector."
     )
     outline = ArtifactProposal(
-        "plan_outline", f"Implementation plan outline for {context.work_item_key}",
+        "plan_outline",
+        f"Implementation plan outline for {context.work_item_key}",
         f"{len(steps)} ordered steps. {code_note}",
-        value + "\n\n> " + code_note, _refs(requirements),
+        value + "\n\n> " + code_note,
+        _refs(requirements),
     )
     return ActionOutput((_draft(context, value, requirements),), (outline, _digest(context, requirements)))
 
@@ -337,17 +422,20 @@ def _given_when_then(statement: Statement, key: str) -> str:
     return f"- **Given** {key} is delivered\n  **When** {when}\n  **Then** {then} {statement.cite}"
 
 
-def _acceptance(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-                steering: Steering) -> ActionOutput:
+def _acceptance(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     chosen = _requirement_statements(own, corpus, steering)[:8]
     if not chosen:
         return _nothing(context)
     value = "\n".join(_given_when_then(s, context.work_item_key) for s in chosen)
     trace = "\n".join(f"| AC{i} | {s.label} | `{s.ref.kind}:{s.ref.id}` |" for i, s in enumerate(chosen, 1))
     artifact = ArtifactProposal(
-        "requirements_trace", f"Acceptance criteria trace for {context.work_item_key}",
+        "requirements_trace",
+        f"Acceptance criteria trace for {context.work_item_key}",
         f"{len(chosen)} criteria in Given/When/Then form, each traced to its source statement.",
-        "| criterion | source | evidence |\n|---|---|---|\n" + trace, _refs(chosen),
+        "| criterion | source | evidence |\n|---|---|---|\n" + trace,
+        _refs(chosen),
     )
     return ActionOutput((_draft(context, value, chosen),), (artifact, _digest(context, chosen)))
 
@@ -360,8 +448,9 @@ def _test_type(text: str) -> str:
     return "functional"
 
 
-def _test_plan(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-               steering: Steering) -> ActionOutput:
+def _test_plan(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     chosen = _requirement_statements(own, corpus, steering)[:10]
     if not chosen:
         return _nothing(context)
@@ -370,11 +459,14 @@ def _test_plan(context: EnhancementContext, own: list[Statement], corpus: list[S
         f"| `{s.ref.kind}:{s.ref.id}` |"
         for i, s in enumerate(chosen, 1)
     ]
-    value = ("| # | what is verified | test type | expected | evidence |\n|---|---|---|---|---|\n" + "\n".join(rows))
+    value = "| # | what is verified | test type | expected | evidence |\n|---|---|---|---|---|\n" + "\n".join(rows)
     kinds = sorted({_test_type(s.text) for s in chosen})
     matrix = ArtifactProposal(
-        "test_matrix", f"Test matrix for {context.work_item_key}",
-        f"{len(rows)} test(s) across {', '.join(kinds)}.", value, _refs(chosen),
+        "test_matrix",
+        f"Test matrix for {context.work_item_key}",
+        f"{len(rows)} test(s) across {', '.join(kinds)}.",
+        value,
+        _refs(chosen),
     )
     return ActionOutput((_draft(context, value, chosen),), (matrix, _digest(context, chosen)))
 
@@ -382,8 +474,9 @@ def _test_plan(context: EnhancementContext, own: list[Statement], corpus: list[S
 _FIBONACCI = (1, 2, 3, 5, 8, 13, 21)
 
 
-def _estimate(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-              steering: Steering) -> ActionOutput:
+def _estimate(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     if not own and not corpus:
         return _nothing(context)
     requirements = _requirement_statements(own, corpus, steering)
@@ -394,23 +487,28 @@ def _estimate(context: EnhancementContext, own: list[Statement], corpus: list[St
         (f"{len(requirements)} requirement statement(s)", min(len(requirements), 8) * 0.5),
         (f"{len(risks)} risk area(s): {', '.join(risks) or 'none'}", len(risks) * 1.0),
         (f"{integrations} integration point keyword(s)", min(integrations, 4) * 0.5),
-        ("little written detail, so more unknowns" if len(own) < 3 else "written detail available",
-         1.5 if len(own) < 3 else 0.0),
+        (
+            "little written detail, so more unknowns" if len(own) < 3 else "written detail available",
+            1.5 if len(own) < 3 else 0.0,
+        ),
     ]
     raw = 1 + sum(weight for _, weight in signals)
     points = next((p for p in _FIBONACCI if p >= raw), _FIBONACCI[-1])
     used = requirements[:8]
     body = "\n".join(f"- {label}: +{weight:g}" for label, weight in signals)
     rationale = ArtifactProposal(
-        "estimate_rationale", f"Estimate rationale for {context.work_item_key}",
+        "estimate_rationale",
+        f"Estimate rationale for {context.work_item_key}",
         f"{points} story points: raw complexity {raw:g} rounded up to the Fibonacci scale.",
-        f"Base 1, plus:\n{body}\n\nTotal {raw:g} → {points} points.", _refs(used),
+        f"Base 1, plus:\n{body}\n\nTotal {raw:g} → {points} points.",
+        _refs(used),
     )
     return ActionOutput((_draft(context, points, used),), (rationale, _digest(context, used)))
 
 
-def _risk_check(context: EnhancementContext, own: list[Statement], corpus: list[Statement],
-                steering: Steering) -> ActionOutput:
+def _risk_check(
+    context: EnhancementContext, own: list[Statement], corpus: list[Statement], steering: Steering
+) -> ActionOutput:
     found: dict[str, list[Statement]] = {}
     for statement in own + corpus:
         lowered = statement.text.lower() + " "
@@ -421,10 +519,11 @@ def _risk_check(context: EnhancementContext, own: list[Statement], corpus: list[
         if not own and not corpus:
             return _nothing(context)
         report = ArtifactProposal(
-            "risk_report", f"Risk report for {context.work_item_key}",
+            "risk_report",
+            f"Risk report for {context.work_item_key}",
             "No security, data migration, performance, dependency or scope risk is named in the evidence.",
-            "The evidence names none of the tracked risk areas; that is an absence of evidence, not proof "
-            "of no risk.", (),
+            "The evidence names none of the tracked risk areas; that is an absence of evidence, not proof of no risk.",
+            (),
         )
         return ActionOutput((), (report, _digest(context, [])))
     sections = []
@@ -436,9 +535,11 @@ def _risk_check(context: EnhancementContext, own: list[Statement], corpus: list[
             sections.append(f"### {name.capitalize()} risk\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in items))
     value = "\n\n".join(sections)
     report = ArtifactProposal(
-        "risk_report", f"Risk report for {context.work_item_key}",
+        "risk_report",
+        f"Risk report for {context.work_item_key}",
         f"{len(found)} risk area(s): {', '.join(n for n in RISK_CATEGORIES if n in found)}.",
-        value, _refs(used),
+        value,
+        _refs(used),
     )
     return ActionOutput((_draft(context, value, used),), (report, _digest(context, used)))
 

@@ -228,4 +228,3 @@ class FieldDiff:
     current_value: Any
     proposed_value: Any
     draft_id: str
-

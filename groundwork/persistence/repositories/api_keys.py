@@ -62,7 +62,5 @@ async def list_api_keys(workspace_slug: str | None = None) -> list[dict[str, Any
 
 async def revoke_api_key(api_key_id: str) -> bool:
     """Revoke a key; False when no unrevoked key has that id."""
-    status = await db.execute(
-        "UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL", api_key_id
-    )
+    status = await db.execute("UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL", api_key_id)
     return status.endswith(" 1")

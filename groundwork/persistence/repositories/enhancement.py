@@ -124,7 +124,15 @@ async def insert_run(
     await db.execute(
         "INSERT INTO enhancement_runs (id, workspace_id, project_id, target_id, requested_actions, instructions,"
         " state, requested_by, code_context, generator) VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9)",
-        run_id, workspace_id, project_id, target_id, actions, instructions, requested_by, code_context, generator,
+        run_id,
+        workspace_id,
+        project_id,
+        target_id,
+        actions,
+        instructions,
+        requested_by,
+        code_context,
+        generator,
     )
     for index, action in enumerate(actions):
         await insert_run_action(run_id, f"create-{index}", action, instructions)
@@ -136,7 +144,10 @@ async def insert_run_action(run_id: str, request_id: str, action: str, instructi
         "INSERT INTO enhancement_run_actions (run_id, request_id, action, instructions, state)"
         " VALUES ($1, $2, $3, $4, 'pending') ON CONFLICT (run_id, request_id) DO UPDATE SET run_id = EXCLUDED.run_id"
         " RETURNING *",
-        run_id, request_id, action, instructions,
+        run_id,
+        request_id,
+        action,
+        instructions,
     )
     assert row is not None
     return RunActionRow(**dict(row))
@@ -189,7 +200,13 @@ async def list_runs(
                OR EXISTS (SELECT 1 FROM enhancement_run_actions a WHERE a.run_id = r.id AND a.action = $5))
           AND ($6::text IS NULL OR r.id < $6)
         ORDER BY r.id DESC LIMIT $7""",
-        workspace_id, project_ids, state, target_id, action, after_id, limit,
+        workspace_id,
+        project_ids,
+        state,
+        target_id,
+        action,
+        after_id,
+        limit,
     )
     return [_run(r) for r in rows]
 
@@ -213,7 +230,13 @@ async def set_run_state(
             completed_at = CASE WHEN $7 THEN coalesce(completed_at, clock_timestamp()) ELSE completed_at END
         WHERE id = $1 AND state = ANY($3)
         """,
-        run_id, state, list(from_states), error_code, error_message, review_expires_at, completed,
+        run_id,
+        state,
+        list(from_states),
+        error_code,
+        error_message,
+        review_expires_at,
+        completed,
     )
     return status.endswith(" 1")
 
@@ -227,17 +250,30 @@ async def record_action_output(
         row = await db.fetchrow(
             "INSERT INTO enhancement_drafts (id, run_id, run_action_id, action, field, proposed_value, confidence,"
             " evidence_refs) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb) RETURNING *",
-            new_id("draft"), run_action.run_id, run_action.id, run_action.action, proposal.field,
-            json.dumps(proposal.proposed_value), proposal.confidence, _refs(proposal.evidence_refs),
+            new_id("draft"),
+            run_action.run_id,
+            run_action.id,
+            run_action.action,
+            proposal.field,
+            json.dumps(proposal.proposed_value),
+            proposal.confidence,
+            _refs(proposal.evidence_refs),
         )
         drafts.append(_draft(row))
     artifacts: list[ArtifactRow] = []
-    for proposal in output.artifacts:
+    for material in output.artifacts:
         row = await db.fetchrow(
             "INSERT INTO enhancement_artifacts (id, run_id, run_action_id, action, type, title, summary, body,"
             " evidence_refs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) RETURNING *",
-            new_id("art"), run_action.run_id, run_action.id, run_action.action, proposal.type, proposal.title,
-            proposal.summary, proposal.body, _refs(proposal.evidence_refs),
+            new_id("art"),
+            run_action.run_id,
+            run_action.id,
+            run_action.action,
+            material.type,
+            material.title,
+            material.summary,
+            material.body,
+            _refs(material.evidence_refs),
         )
         artifacts.append(_artifact(row))
     await db.execute(
@@ -252,7 +288,8 @@ async def fail_run_action(run_action_id: int, error_code: str) -> None:
     await db.execute(
         "UPDATE enhancement_run_actions SET state = 'failed', error_code = $2, completed_at = clock_timestamp()"
         " WHERE id = $1 AND state = 'pending'",
-        run_action_id, error_code,
+        run_action_id,
+        error_code,
     )
 
 
@@ -282,7 +319,12 @@ async def list_drafts(
         WHERE run_id = $1 AND ($2::text IS NULL OR field = $2) AND ($3::text IS NULL OR action = $3)
           AND ($4::text[] IS NULL OR id = ANY($4)) AND ($5::text IS NULL OR id < $5)
         ORDER BY id DESC LIMIT $6{lock}""",
-        run_id, field, action, ids, after_id, limit,
+        run_id,
+        field,
+        action,
+        ids,
+        after_id,
+        limit,
     )
     return [_draft(r) for r in rows]
 
@@ -295,7 +337,10 @@ async def list_artifacts(
         """SELECT * FROM enhancement_artifacts
         WHERE run_id = $1 AND ($2::text IS NULL OR type = $2) AND ($3::text IS NULL OR id < $3)
         ORDER BY id DESC LIMIT $4""",
-        run_id, type, after_id, limit,
+        run_id,
+        type,
+        after_id,
+        limit,
     )
     return [_artifact(r) for r in rows]
 
@@ -304,7 +349,8 @@ async def mark_drafts_applied(draft_ids: list[str], apply_id: str) -> None:
     """Mark drafts applied by one apply."""
     await db.execute(
         "UPDATE enhancement_drafts SET apply_id = $2, applied_at = clock_timestamp() WHERE id = ANY($1)",
-        draft_ids, apply_id,
+        draft_ids,
+        apply_id,
     )
 
 
@@ -322,7 +368,13 @@ async def insert_apply(
     await db.execute(
         "INSERT INTO enhancement_applies (id, run_id, work_item_id, draft_ids, expected_target_version,"
         " target_version, actor_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        apply_id, run_id, work_item_id, draft_ids, expected_target_version, target_version, actor_id,
+        apply_id,
+        run_id,
+        work_item_id,
+        draft_ids,
+        expected_target_version,
+        target_version,
+        actor_id,
     )
 
 
@@ -343,6 +395,7 @@ async def queued_runs_older_than(seconds: float, limit: int = 100) -> list[str]:
     rows = await db.fetch(
         "SELECT id FROM enhancement_runs WHERE state = 'queued'"
         " AND created_at < clock_timestamp() - make_interval(secs => $1) ORDER BY created_at LIMIT $2",
-        seconds, limit,
+        seconds,
+        limit,
     )
     return [r["id"] for r in rows]

@@ -68,9 +68,7 @@ async def claim(api_key_id: str, key: str, fingerprint: str) -> Claim:
     return Claim(claimed=False, fingerprint=held["fingerprint"], response=response)
 
 
-async def complete(
-    api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes
-) -> None:
+async def complete(api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
     """Store the finished response for replay."""
     await db.execute(
         "UPDATE idempotency_keys SET response_status = $3, response_headers = $4::jsonb, response_body = $5"

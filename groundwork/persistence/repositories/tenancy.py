@@ -56,9 +56,7 @@ async def create_principal(
 
 async def get_principal_by_name(workspace_id: str, name: str) -> dict[str, Any] | None:
     """The principal with this name in the workspace, if any."""
-    row = await db.fetchrow(
-        "SELECT * FROM principals WHERE workspace_id = $1 AND name = $2", workspace_id, name
-    )
+    row = await db.fetchrow("SELECT * FROM principals WHERE workspace_id = $1 AND name = $2", workspace_id, name)
     return dict(row) if row else None
 
 
@@ -69,9 +67,7 @@ async def set_principal_admin(principal_id: str, is_admin: bool) -> None:
 
 async def principal_ids_in_workspace(workspace_id: str, ids: list[str]) -> set[str]:
     """The subset of `ids` that are principals of the workspace."""
-    rows = await db.fetch(
-        "SELECT id FROM principals WHERE workspace_id = $1 AND id = ANY($2)", workspace_id, ids
-    )
+    rows = await db.fetch("SELECT id FROM principals WHERE workspace_id = $1 AND id = ANY($2)", workspace_id, ids)
     return {r["id"] for r in rows}
 
 

@@ -19,9 +19,7 @@ async def test_request_without_key_is_401_problem(client: httpx.AsyncClient) -> 
 
 async def test_unknown_and_revoked_keys_are_401(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key("admin", admin=True)
-    assert (
-        await client.get("/api/v1/projects", headers=workspace.headers("gw_not-a-real-key"))
-    ).status_code == 401
+    assert (await client.get("/api/v1/projects", headers=workspace.headers("gw_not-a-real-key"))).status_code == 401
     ok = await client.get("/api/v1/projects", headers=workspace.headers(key))
     assert ok.status_code == 200
     [record] = [k for k in await api_keys.list_keys(workspace.slug)]
@@ -30,9 +28,7 @@ async def test_unknown_and_revoked_keys_are_401(client: httpx.AsyncClient, works
     assert revoked.status_code == 401 and revoked.json()["code"] == "unauthenticated"
 
 
-async def test_missing_scope_is_403_naming_the_required_scope(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_missing_scope_is_403_naming_the_required_scope(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key("reader", ["work-items:read"], admin=True)
     response = await client.post(
         "/api/v1/work-items",
@@ -46,9 +42,7 @@ async def test_missing_scope_is_403_naming_the_required_scope(
     assert listing.status_code == 200 and listing.json()["data"] == []
 
 
-async def test_other_workspaces_work_item_is_404_never_403(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_other_workspaces_work_item_is_404_never_403(client: httpx.AsyncClient, workspace: Workspace) -> None:
     owner = await workspace.key("admin", admin=True)
     created = await client.post(
         "/api/v1/work-items",
@@ -89,15 +83,11 @@ async def test_non_member_sees_no_projects_and_gets_404_for_their_items(
     assert [p["key"] for p in projects.json()["data"]] == ["ALPHA"]
     assert projects.json()["data"][0]["engagement"]["name"] == "Engagement"
     assert projects.json()["data"][0]["portfolio"]["name"] == "Portfolio"
-    hidden = await client.get(
-        f"/api/v1/work-items/{created.json()['data']['id']}", headers=workspace.headers(member)
-    )
+    hidden = await client.get(f"/api/v1/work-items/{created.json()['data']['id']}", headers=workspace.headers(member))
     assert hidden.status_code == 404
 
 
-async def test_viewer_cannot_write_even_with_the_scope(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_viewer_cannot_write_even_with_the_scope(client: httpx.AsyncClient, workspace: Workspace) -> None:
     viewer = await workspace.key("vic", memberships={"ALPHA": "viewer"})
     response = await client.post(
         "/api/v1/work-items",

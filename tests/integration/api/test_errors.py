@@ -23,9 +23,7 @@ async def test_unknown_route_is_404_problem(client: httpx.AsyncClient) -> None:
 
 async def test_wrong_method_is_405_problem(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
-    assert_problem(
-        await client.delete("/api/v1/work-items", headers=workspace.headers(key)), 405, "method_not_allowed"
-    )
+    assert_problem(await client.delete("/api/v1/work-items", headers=workspace.headers(key)), 405, "method_not_allowed")
 
 
 async def test_malformed_json_is_400_invalid_request(client: httpx.AsyncClient, workspace: Workspace) -> None:
@@ -94,9 +92,7 @@ async def test_oversize_body_is_413_problem(client: httpx.AsyncClient, workspace
     )
 
 
-async def test_rule_breaking_values_are_422_validation_failed(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_rule_breaking_values_are_422_validation_failed(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     response = await client.post(
         "/api/v1/work-items",
@@ -126,9 +122,7 @@ async def test_rule_breaking_values_are_422_validation_failed(
         {"project_id": "prj_x", "title": "\u0000" * 3},
     ],
 )
-async def test_odd_bodies_never_answer_500(
-    client: httpx.AsyncClient, workspace: Workspace, payload: object
-) -> None:
+async def test_odd_bodies_never_answer_500(client: httpx.AsyncClient, workspace: Workspace, payload: object) -> None:
     key = await workspace.key(admin=True)
     response = await client.post("/api/v1/work-items", json=payload, headers=workspace.headers(key, **idem()))
     assert 400 <= response.status_code < 500, response.text

@@ -17,9 +17,7 @@ async def _count_items(workspace: Workspace) -> int:
     return int(row["n"])
 
 
-async def test_post_without_key_is_400_and_creates_nothing(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_post_without_key_is_400_and_creates_nothing(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     response = await client.post(
         "/api/v1/work-items",
@@ -30,9 +28,7 @@ async def test_post_without_key_is_400_and_creates_nothing(
     assert await _count_items(workspace) == 0
 
 
-async def test_replay_returns_the_same_bytes_and_creates_once(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_replay_returns_the_same_bytes_and_creates_once(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     body = {"project_id": workspace.projects["ALPHA"], "title": "Once only"}
     headers = workspace.headers(key, **{"Idempotency-Key": "create-once"})
@@ -58,9 +54,7 @@ async def test_same_key_with_a_different_body_is_422(client: httpx.AsyncClient, 
     assert await _count_items(workspace) == 1
 
 
-async def test_key_equivalent_json_bodies_are_the_same_request(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_key_equivalent_json_bodies_are_the_same_request(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     headers = workspace.headers(key, **{"Idempotency-Key": "spacing", "content-type": "application/json"})
     project = workspace.projects["ALPHA"]
@@ -77,27 +71,19 @@ async def test_keys_are_scoped_per_api_key(client: httpx.AsyncClient, workspace:
     one = await workspace.key("one", admin=True)
     two = await workspace.key("two", admin=True)
     body = {"project_id": workspace.projects["ALPHA"], "title": "Shared key string"}
-    a = await client.post(
-        "/api/v1/work-items", json=body, headers=workspace.headers(one, **{"Idempotency-Key": "s"})
-    )
-    b = await client.post(
-        "/api/v1/work-items", json=body, headers=workspace.headers(two, **{"Idempotency-Key": "s"})
-    )
+    a = await client.post("/api/v1/work-items", json=body, headers=workspace.headers(one, **{"Idempotency-Key": "s"}))
+    b = await client.post("/api/v1/work-items", json=body, headers=workspace.headers(two, **{"Idempotency-Key": "s"}))
     assert a.status_code == b.status_code == 201 and a.json()["data"]["id"] != b.json()["data"]["id"]
 
 
-async def test_concurrent_requests_with_one_key_produce_one_effect(
-    api_url: str, workspace: Workspace
-) -> None:
+async def test_concurrent_requests_with_one_key_produce_one_effect(api_url: str, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     body = {"project_id": workspace.projects["ALPHA"], "title": "Raced"}
     headers = workspace.headers(key, **{"Idempotency-Key": f"race-{uuid.uuid4().hex}"})
     # Separate connections, so the requests really run side by side in the server.
     clients = [httpx.AsyncClient(base_url=api_url) for _ in range(8)]
     try:
-        responses = await asyncio.gather(
-            *(c.post("/api/v1/work-items", json=body, headers=headers) for c in clients)
-        )
+        responses = await asyncio.gather(*(c.post("/api/v1/work-items", json=body, headers=headers) for c in clients))
     finally:
         await asyncio.gather(*(c.aclose() for c in clients))
     statuses = sorted(r.status_code for r in responses)

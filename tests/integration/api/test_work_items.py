@@ -52,9 +52,7 @@ async def test_patch_with_current_version_changes_fields_and_bumps_version(
     )
     assert response.status_code == 200, response.text
     updated = response.json()["data"]
-    assert (
-        updated["fields"]["description"] == "Old" and updated["fields"]["acceptance_criteria"] == "Given..."
-    )
+    assert updated["fields"]["description"] == "Old" and updated["fields"]["acceptance_criteria"] == "Given..."
     assert updated["status"] == "todo"
     assert parse_version(updated["version"]) > parse_version(item["version"])
 
@@ -78,9 +76,7 @@ async def test_patch_with_stale_version_is_409_and_changes_nothing(
     assert stale.status_code == 409
     assert stale.json()["code"] == "version_conflict"
     assert stale.json()["current_version"] == first.json()["data"]["version"]
-    now = (await client.get(f"/api/v1/work-items/{item['id']}", headers=workspace.headers(key))).json()[
-        "data"
-    ]
+    now = (await client.get(f"/api/v1/work-items/{item['id']}", headers=workspace.headers(key))).json()["data"]
     assert now["fields"]["description"] == "Original" and now["title"] == "Renamed"
     assert now["version"] == first.json()["data"]["version"]
 
@@ -112,9 +108,7 @@ async def test_patch_without_expected_version_is_400(client: httpx.AsyncClient, 
     assert response.status_code == 400 and response.json()["code"] == "invalid_request"
 
 
-async def test_concurrent_patches_with_one_version_exactly_one_wins(
-    api_url: str, workspace: Workspace
-) -> None:
+async def test_concurrent_patches_with_one_version_exactly_one_wins(api_url: str, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     async with httpx.AsyncClient(base_url=api_url) as client:
         item = await _create(client, workspace, key)
@@ -135,9 +129,7 @@ async def test_concurrent_patches_with_one_version_exactly_one_wins(
     assert sorted(r.status_code for r in responses) == [200, 409, 409, 409, 409]
 
 
-async def test_history_records_actor_source_and_changes(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_history_records_actor_source_and_changes(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key("maria", admin=True)
     item = await _create(client, workspace, key, fields={"description": "v1"})
     await client.patch(
@@ -145,22 +137,17 @@ async def test_history_records_actor_source_and_changes(
         json={"expected_version": item["version"], "fields": {"description": "v2"}},
         headers=workspace.headers(key),
     )
-    history = (
-        await client.get(f"/api/v1/work-items/{item['id']}/history", headers=workspace.headers(key))
-    ).json()
+    history = (await client.get(f"/api/v1/work-items/{item['id']}/history", headers=workspace.headers(key))).json()
     created, changed = history["data"]
     assert created["source"] == "rest" and created["actorId"] == workspace.principals["maria"]
     assert changed["changes"] == {"description": {"from": "v1", "to": "v2"}}
     assert changed["versionBefore"] == item["version"]
 
 
-async def test_list_is_newest_first_paginated_and_filtered(
-    client: httpx.AsyncClient, workspace: Workspace
-) -> None:
+async def test_list_is_newest_first_paginated_and_filtered(client: httpx.AsyncClient, workspace: Workspace) -> None:
     key = await workspace.key(admin=True)
     created = [
-        await _create(client, workspace, key, title=f"Item {i}", status="todo" if i % 2 else "done")
-        for i in range(5)
+        await _create(client, workspace, key, title=f"Item {i}", status="todo" if i % 2 else "done") for i in range(5)
     ]
     seen: list[str] = []
     cursor = None
@@ -173,9 +160,7 @@ async def test_list_is_newest_first_paginated_and_filtered(
             break
         cursor = page["page"]["next_cursor"]
     assert seen == [i["id"] for i in reversed(created)]
-    todo = (
-        await client.get("/api/v1/work-items", params={"status": "todo"}, headers=workspace.headers(key))
-    ).json()
+    todo = (await client.get("/api/v1/work-items", params={"status": "todo"}, headers=workspace.headers(key))).json()
     assert {i["title"] for i in todo["data"]} == {"Item 1", "Item 3"}
 
 

@@ -22,18 +22,24 @@ async def work_item(client: httpx.AsyncClient, workspace: Workspace) -> dict[str
     key = await workspace.key("owner", admin=True)
     response = await client.post(
         "/api/v1/work-items",
-        json={"project_id": workspace.projects["ALPHA"], "title": "Save cards with PSP tokens", "status": "todo",
-              "fields": {"description": DESCRIPTION}},
+        json={
+            "project_id": workspace.projects["ALPHA"],
+            "title": "Save cards with PSP tokens",
+            "status": "todo",
+            "fields": {"description": DESCRIPTION},
+        },
         headers=workspace.headers(key, **idem()),
     )
     assert response.status_code == 201, response.text
     return response.json()["data"]
 
 
-async def create_run(client: httpx.AsyncClient, workspace: Workspace, key: str, work_item_id: str,
-                     actions: list[str], **extra: Any) -> httpx.Response:
+async def create_run(
+    client: httpx.AsyncClient, workspace: Workspace, key: str, work_item_id: str, actions: list[str], **extra: Any
+) -> httpx.Response:
     """POST a run and return the raw response."""
     wait = extra.pop("wait", 20)
     body = {"target": {"type": "work_item", "id": work_item_id}, "actions": actions, "confirm": True, **extra}
-    return await client.post(f"/api/v1/work-item-enhancements?wait={wait}", json=body,
-                             headers=workspace.headers(key, **idem()))
+    return await client.post(
+        f"/api/v1/work-item-enhancements?wait={wait}", json=body, headers=workspace.headers(key, **idem())
+    )

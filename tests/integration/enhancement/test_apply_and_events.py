@@ -14,8 +14,9 @@ from tests.conftest import Workspace, idem, serving
 from tests.integration.enhancement.conftest import create_run
 
 
-async def _apply(client: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str, draft_ids: list[str],
-                 version: str) -> httpx.Response:
+async def _apply(
+    client: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str, draft_ids: list[str], version: str
+) -> httpx.Response:
     return await client.post(
         f"/api/v1/work-item-enhancements/{run_id}/apply",
         json={"draft_ids": draft_ids, "expected_target_version": version, "confirm": True},
@@ -29,7 +30,10 @@ async def test_two_concurrent_applies_with_one_version_exactly_one_wins(
     key = await workspace.key("owner", admin=True)
     run = (await create_run(client, workspace, key, work_item["id"], ["description", "requirements"])).json()["data"]
     by_field = {d["field"]: d["id"] for d in run["drafts"]}
-    async with httpx.AsyncClient(base_url=api_url, timeout=30) as a, httpx.AsyncClient(base_url=api_url, timeout=30) as b:
+    async with (
+        httpx.AsyncClient(base_url=api_url, timeout=30) as a,
+        httpx.AsyncClient(base_url=api_url, timeout=30) as b,
+    ):
         first, second = await asyncio.gather(
             _apply(a, workspace, key, run["id"], [by_field["description"]], work_item["version"]),
             _apply(b, workspace, key, run["id"], [by_field["requirements"]], work_item["version"]),
@@ -52,13 +56,19 @@ async def test_replayed_create_returns_the_same_run_and_starts_no_second_workflo
     second = await client.post("/api/v1/work-item-enhancements?wait=20", json=body, headers=headers)
     assert first.status_code == 201 and second.content == first.content
     assert second.headers["idempotent-replayed"] == "true"
-    listed = (await client.get("/api/v1/work-item-enhancements", params={"target_id": work_item["id"]},
-                               headers=workspace.headers(key))).json()["data"]
+    listed = (
+        await client.get(
+            "/api/v1/work-item-enhancements", params={"target_id": work_item["id"]}, headers=workspace.headers(key)
+        )
+    ).json()["data"]
     assert len(listed) == 1
     count = 0
     for _ in range(40):
-        count = (await temporal_client.count_workflows(
-            f"GroundworkTarget = '{work_item['id']}' AND WorkflowType = 'EnhancementRunWorkflow'")).count
+        count = (
+            await temporal_client.count_workflows(
+                f"GroundworkTarget = '{work_item['id']}' AND WorkflowType = 'EnhancementRunWorkflow'"
+            )
+        ).count
         if count:
             break
         await asyncio.sleep(0.1)
@@ -98,7 +108,9 @@ async def test_bad_requests_get_clear_errors(
     assert missing.status_code == 404
     bad_wait = await create_run(client, workspace, key, work_item["id"], ["estimate"], wait=31)
     assert bad_wait.status_code == 400
-    assert (await client.get("/api/v1/work-item-enhancements?limit=abc", headers=workspace.headers(key))).status_code == 400
+    assert (
+        await client.get("/api/v1/work-item-enhancements?limit=abc", headers=workspace.headers(key))
+    ).status_code == 400
 
 
 async def test_outbox_events_match_the_spec_payloads(
@@ -145,12 +157,16 @@ async def test_run_expires_at_the_end_of_its_review_window(
         run = (await create_run(short, workspace, key, work_item["id"], ["description"])).json()["data"]
         assert run["state"] == "ready_for_review"
         await temporal_client.get_workflow_handle(run["id"]).result()
-        expired = (await short.get(f"/api/v1/work-item-enhancements/{run['id']}",
-                                   headers=workspace.headers(key))).json()["data"]
+        expired = (
+            await short.get(f"/api/v1/work-item-enhancements/{run['id']}", headers=workspace.headers(key))
+        ).json()["data"]
         assert expired["state"] == "expired" and expired["drafts"][0]["applyEligible"] is False
         assert [a["id"] for a in expired["allowedActions"]] == ["read"]
         response = await _apply(short, workspace, key, run["id"], [run["drafts"][0]["id"]], work_item["version"])
         assert response.status_code == 409 and response.json()["code"] == "run_not_reviewable"
-        action = await short.post(f"/api/v1/work-item-enhancements/{run['id']}/actions",
-                                  json={"action": "estimate", "confirm": True}, headers=workspace.headers(key, **idem()))
+        action = await short.post(
+            f"/api/v1/work-item-enhancements/{run['id']}/actions",
+            json={"action": "estimate", "confirm": True},
+            headers=workspace.headers(key, **idem()),
+        )
         assert action.status_code == 409 and action.json()["code"] == "run_not_reviewable"

@@ -28,14 +28,22 @@ ANSWER = {
         {"value": "- Tokens only; never store card numbers. [1]", "confidence": 0.8, "evidence": [1]},
         {"value": "An invented requirement with no source.", "confidence": 0.9, "evidence": []},
     ],
-    "artifacts": [{"type": "requirements_trace", "title": "Trace", "summary": "One requirement.", "body": "R1 <- [1]",
-                   "evidence": [1]}],
+    "artifacts": [
+        {
+            "type": "requirements_trace",
+            "title": "Trace",
+            "summary": "One requirement.",
+            "body": "R1 <- [1]",
+            "evidence": [1],
+        }
+    ],
 }
 
 
 @asynccontextmanager
-async def own_queue(settings: Settings, temporal_client: Any, enhancer: Any = None,
-                    start_worker: bool = True) -> AsyncIterator[tuple[str, Settings]]:
+async def own_queue(
+    settings: Settings, temporal_client: Any, enhancer: Any = None, start_worker: bool = True
+) -> AsyncIterator[tuple[str, Settings]]:
     """An API (and optionally an in-process worker) on a task queue of its own."""
     queue = f"gen-{uuid.uuid4().hex[:8]}"
     local = replace(settings, temporal_task_queue=queue)
@@ -77,24 +85,38 @@ async def test_a_refused_generation_fails_the_run_with_a_durable_error_code(
         enhancer = ChatCompletionsEnhancer(base_url, "test-model", None)
         async with own_queue(settings, temporal_client, enhancer) as (url, _), httpx.AsyncClient(base_url=url) as http:
             run = (await create_run(http, workspace, key, work_item["id"], ["design"])).json()["data"]
-            operation = (await http.get(f"/api/v1/operations/{run['id']}",
-                                        headers=workspace.headers(key))).json()["data"]
+            operation = (await http.get(f"/api/v1/operations/{run['id']}", headers=workspace.headers(key))).json()[
+                "data"
+            ]
     assert run["state"] == "failed" and run["drafts"] == []
     assert run["error"]["code"] == "generation_rejected"
     assert [a["id"] for a in run["allowedActions"]] == ["read"]
     assert operation["status"] == "failed" and operation["error"]["code"] == "generation_rejected"
-    failed = [e for e in await outbox.events_for_workspace(workspace.id)
-              if e["type"] == "work_item_enhancement.failed" and e["resource_id"] == run["id"]]
+    failed = [
+        e
+        for e in await outbox.events_for_workspace(workspace.id)
+        if e["type"] == "work_item_enhancement.failed" and e["resource_id"] == run["id"]
+    ]
     assert [set(e["payload"]) for e in failed] == [{"run_id", "action", "error_code", "failed_at"}]
     assert failed[0]["payload"]["error_code"] == "generation_rejected"
 
 
 def _start_worker(settings: Settings, base_url: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "DATABASE_URL": settings.database_url, "TEMPORAL_ADDRESS": settings.temporal_address,
-           "TEMPORAL_TASK_QUEUE": settings.temporal_task_queue, "GROUNDWORK_LLM_BASE_URL": base_url,
-           "GROUNDWORK_LLM_MODEL": "test-model"}
-    return subprocess.Popen([sys.executable, "-m", "groundwork.cli", "worker"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "TEMPORAL_ADDRESS": settings.temporal_address,
+        "TEMPORAL_TASK_QUEUE": settings.temporal_task_queue,
+        "GROUNDWORK_LLM_BASE_URL": base_url,
+        "GROUNDWORK_LLM_MODEL": "test-model",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "groundwork.cli", "worker"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 async def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes(
@@ -103,8 +125,10 @@ async def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes(
     key = await workspace.key("owner", admin=True)
     script = Script(answer=ANSWER, delay_seconds=30)  # the first worker dies while the model "thinks"
     with chat_completions_endpoint(script) as base_url:
-        async with own_queue(settings, temporal_client, start_worker=False) as (url, local), \
-                httpx.AsyncClient(base_url=url) as http:
+        async with (
+            own_queue(settings, temporal_client, start_worker=False) as (url, local),
+            httpx.AsyncClient(base_url=url) as http,
+        ):
             first = _start_worker(local, base_url)
             try:
                 run = (await create_run(http, workspace, key, work_item["id"], ["requirements"], wait=0)).json()["data"]
@@ -116,8 +140,9 @@ async def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes(
             second = _start_worker(local, base_url)
             try:
                 for _ in range(300):
-                    state = (await http.get(f"/api/v1/work-item-enhancements/{run['id']}",
-                                            headers=workspace.headers(key))).json()["data"]
+                    state = (
+                        await http.get(f"/api/v1/work-item-enhancements/{run['id']}", headers=workspace.headers(key))
+                    ).json()["data"]
                     if state["state"] != "queued" and state["state"] != "running":
                         break
                     await asyncio.sleep(0.1)

@@ -20,8 +20,12 @@ async def test_create_yields_drafts_and_artifacts_for_every_action_and_changes_n
     run = response.json()["data"]
     assert run["id"].startswith("wie_") and run["state"] == "ready_for_review"
     assert run["requestedActions"] == list(ACTIONS)
-    assert run["target"] == {"id": work_item["id"], "key": work_item["key"], "title": work_item["title"],
-                             "version": work_item["version"]}
+    assert run["target"] == {
+        "id": work_item["id"],
+        "key": work_item["key"],
+        "title": work_item["title"],
+        "version": work_item["version"],
+    }
     drafted = {d["field"] for d in run["drafts"]}
     assert drafted == set(ACTION_FIELDS.values())
     for draft in run["drafts"]:
@@ -29,8 +33,15 @@ async def test_create_yields_drafts_and_artifacts_for_every_action_and_changes_n
         assert 0 <= draft["confidence"] <= 1 and draft["evidenceRefs"]
         assert {"kind": "work_item", "id": work_item["id"]} in draft["evidenceRefs"]
     types = {a["type"] for a in run["artifacts"]}
-    assert {"requirements_trace", "design_note", "plan_outline", "test_matrix", "estimate_rationale",
-            "risk_report", "evidence_digest"} <= types
+    assert {
+        "requirements_trace",
+        "design_note",
+        "plan_outline",
+        "test_matrix",
+        "estimate_rationale",
+        "risk_report",
+        "evidence_digest",
+    } <= types
     estimate = next(d for d in run["drafts"] if d["field"] == "estimate")
     assert isinstance(estimate["proposedValue"], int)
     criteria = next(d for d in run["drafts"] if d["field"] == "acceptance_criteria")["proposedValue"]
@@ -104,8 +115,9 @@ async def test_apply_changes_only_the_selected_fields_and_bumps_the_version(
     assert item["version"] == applied["target"]["version"]
     again = next(d for d in applied["drafts"] if d["id"] == requirements["id"])
     assert again["applyEligible"] is False
-    history = (await client.get(f"/api/v1/work-items/{work_item['id']}/history",
-                                headers=workspace.headers(key))).json()["data"]
+    history = (
+        await client.get(f"/api/v1/work-items/{work_item['id']}/history", headers=workspace.headers(key))
+    ).json()["data"]
     assert history[-1]["source"] == "apply" and list(history[-1]["changes"]) == ["requirements"]
 
 
@@ -123,8 +135,14 @@ async def test_apply_without_confirm_returns_the_diff_and_changes_nothing(
     assert response.status_code == 422
     body = response.json()
     assert body["code"] == "confirmation_required" and body["current_version"] == work_item["version"]
-    assert body["diff"] == [{"field": "description", "current_value": work_item["fields"]["description"],
-                             "proposed_value": draft["proposedValue"], "draft_id": draft["id"]}]
+    assert body["diff"] == [
+        {
+            "field": "description",
+            "current_value": work_item["fields"]["description"],
+            "proposed_value": draft["proposedValue"],
+            "draft_id": draft["id"],
+        }
+    ]
     item = (await client.get(f"/api/v1/work-items/{work_item['id']}", headers=workspace.headers(key))).json()["data"]
     assert item == work_item
 
@@ -134,9 +152,11 @@ async def test_apply_with_stale_version_is_rejected_and_changes_nothing(
 ) -> None:
     key = await workspace.key("owner", admin=True)
     run = (await create_run(client, workspace, key, work_item["id"], ["description"])).json()["data"]
-    edited = await client.patch(f"/api/v1/work-items/{work_item['id']}",
-                                json={"expected_version": work_item["version"], "title": "Edited meanwhile"},
-                                headers=workspace.headers(key))
+    edited = await client.patch(
+        f"/api/v1/work-items/{work_item['id']}",
+        json={"expected_version": work_item["version"], "title": "Edited meanwhile"},
+        headers=workspace.headers(key),
+    )
     current = edited.json()["data"]
     response = await client.post(
         f"/api/v1/work-item-enhancements/{run['id']}/apply",

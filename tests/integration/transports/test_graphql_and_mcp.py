@@ -23,15 +23,21 @@ async def test_graphql_returns_what_rest_returns(client: httpx.AsyncClient, work
         headers=workspace.headers(key, **idem()),
     )
     rest = created.json()["data"]
-    response = await client.post("/graphql", json={"query": QUERY, "variables": {"first": 5}},
-                                 headers=workspace.headers(key))
+    response = await client.post(
+        "/graphql", json={"query": QUERY, "variables": {"first": 5}}, headers=workspace.headers(key)
+    )
     assert response.status_code == 200, response.text
     data = response.json()["data"]
     assert data["viewer"] == {"name": "gina", "isAdmin": False, "scopes": ["work-items:read", "work-items:write"]}
     assert [p["key"] for p in data["projects"]] == ["ALPHA"]
     [node] = data["workItems"]["nodes"]
-    assert node == {"id": rest["id"], "key": rest["key"], "title": "Graph me", "version": rest["version"],
-                    "fields": {"description": None, "estimate": 3.0}}
+    assert node == {
+        "id": rest["id"],
+        "key": rest["key"],
+        "title": "Graph me",
+        "version": rest["version"],
+        "fields": {"description": None, "estimate": 3.0},
+    }
 
 
 async def test_graphql_without_scope_names_the_scope(client: httpx.AsyncClient, workspace: Workspace) -> None:
@@ -52,10 +58,13 @@ async def test_graphiql_page_opens_in_a_browser(client: httpx.AsyncClient) -> No
     assert response.status_code == 200 and "graphiql" in response.text.lower()
 
 
-async def test_mcp_tools_return_what_rest_returns(api_url: str, client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_mcp_tools_return_what_rest_returns(
+    api_url: str, client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     key = await workspace.key(admin=True)
     created = await client.post(
-        "/api/v1/work-items", json={"project_id": workspace.projects["BETA"], "title": "MCP item"},
+        "/api/v1/work-items",
+        json={"project_id": workspace.projects["BETA"], "title": "MCP item"},
         headers=workspace.headers(key, **idem()),
     )
     rest = created.json()["data"]
@@ -77,6 +86,9 @@ async def test_mcp_needs_a_key_and_the_scope(api_url: str, workspace: Workspace)
         result = await session.call_tool("list_projects", {})
         assert result.is_error and "insufficient_scope" in result.content[0].text
     async with httpx.AsyncClient() as raw:
-        response = await raw.post(f"{api_url}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                                  headers={"accept": "application/json, text/event-stream"})
+        response = await raw.post(
+            f"{api_url}/mcp/",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"accept": "application/json, text/event-stream"},
+        )
     assert response.status_code == 401 and response.json()["code"] == "unauthenticated"

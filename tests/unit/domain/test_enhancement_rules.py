@@ -35,10 +35,14 @@ def test_a_field_already_applied_makes_its_other_drafts_ineligible() -> None:
 
 
 def test_ineligibility_reasons_cover_foreign_applied_and_same_field() -> None:
-    reasons = draft_ineligibility(["draft_a", "draft_b", "draft_c", "draft_zz"], {d.id: d for d in (A, B, C)},
-                                  "ready_for_review", expired=False)
-    assert reasons == {"draft_b": "draft_a in this request also sets description", "draft_c": "already applied",
-                       "draft_zz": "not a draft of this run"}
+    reasons = draft_ineligibility(
+        ["draft_a", "draft_b", "draft_c", "draft_zz"], {d.id: d for d in (A, B, C)}, "ready_for_review", expired=False
+    )
+    assert reasons == {
+        "draft_b": "draft_a in this request also sets description",
+        "draft_c": "already applied",
+        "draft_zz": "not a draft of this run",
+    }
 
 
 def test_allowed_actions_follow_the_state() -> None:
@@ -62,8 +66,11 @@ def test_action_validation() -> None:
 def test_versions_are_instants_in_any_utc_spelling() -> None:
     instant = datetime(2026, 11, 22, 1, 27, 24, 123456, tzinfo=UTC)
     assert format_version(instant) == "2026-11-22T01:27:24.123456Z"
-    for spelling in ("2026-11-22T01:27:24.123456Z", "2026-11-22T01:27:24.123456+00:00",
-                     "2026-11-22T02:27:24.123456+01:00"):
+    for spelling in (
+        "2026-11-22T01:27:24.123456Z",
+        "2026-11-22T01:27:24.123456+00:00",
+        "2026-11-22T02:27:24.123456+01:00",
+    ):
         assert parse_version(spelling) == instant
     for bad in ("2026-11-22T01:27:24", "tuesday", ""):
         with pytest.raises(ValueError):

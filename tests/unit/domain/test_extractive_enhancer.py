@@ -23,11 +23,20 @@ RUNBOOK = Evidence(
 UNRELATED = Evidence(EvidenceRef("passage", "psg_menu"), "The canteen serves soup on Fridays.", "Menu")
 
 
-def context(action: str, evidence: list[Evidence] | None = None, instructions: str = "",
-            description: str = DESCRIPTION) -> EnhancementContext:
+def context(
+    action: str, evidence: list[Evidence] | None = None, instructions: str = "", description: str = DESCRIPTION
+) -> EnhancementContext:
     own = work_item_evidence("wi_1", "Push route changes to drivers", {"description": description})
-    return EnhancementContext(action, "wi_1", "DSP-7", "Push route changes to drivers", {"description": description},
-                              tuple(own + (evidence or [])), instructions, "no connector.")
+    return EnhancementContext(
+        action,
+        "wi_1",
+        "DSP-7",
+        "Push route changes to drivers",
+        {"description": description},
+        tuple(own + (evidence or [])),
+        instructions,
+        "no connector.",
+    )
 
 
 @pytest.mark.parametrize("action", ACTIONS)

@@ -16,7 +16,10 @@ def test_pdf_text_keeps_pages_and_paragraphs() -> None:
     extracted = extract("pdf", pdf)
     assert extracted.title == "Scope review £"
     pages = extracted.text.split(PAGE_BREAK)
-    assert pages == ["Tokens replace stored card numbers.\n\nThe QSA reviewed the data flow.", "Backups expire in 35 days."]
+    assert pages == [
+        "Tokens replace stored card numbers.\n\nThe QSA reviewed the data flow.",
+        "Backups expire in 35 days.",
+    ]
 
 
 def test_markdown_title_is_the_first_h1_and_newlines_are_normalised() -> None:

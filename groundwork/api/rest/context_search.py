@@ -1,0 +1,136 @@
+"""REST: evidence search over the corpus, and the internal provider API that contributes sources."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, Response, post
+from litestar.params import Parameter
+
+from groundwork.api.corpus_resources import search_answer, source_resource, version_resource
+from groundwork.api.services import corpus_search, corpus_sources
+from groundwork.domain.errors import FieldError, InvalidRequest
+from groundwork.domain.principals import Principal
+
+READ = {"scope": "context-engine:read"}
+CONTRIBUTE = {"scope": "context-engine:contribute", "idempotent": True}
+
+
+class SubjectRefBody(msgspec.Struct, forbid_unknown_fields=True):
+    type: str
+    id: str
+
+
+class ContextSearchBody(msgspec.Struct, forbid_unknown_fields=True):
+    subject_ref: SubjectRefBody
+    query: str
+    limit: int | None = None
+    cursor: str | None = None
+    source_id: str | None = None
+    kind: str | None = None
+
+
+class CorpusSourceBody(msgspec.Struct, forbid_unknown_fields=True):
+    project_id: str
+    uri: str
+    kind: str
+    content: str | None = None
+    content_base64: str | None = None
+    title: str | None = None
+    owner: str | None = None
+    provenance_quality: str | None = None
+
+
+class ContextSearchController(Controller):
+    path = "/api/v1/context"
+    tags = ["context engine"]
+
+    @post(
+        "/search",
+        opt=READ,
+        status_code=200,
+        summary="Evidence search: ranked exact passages of the corpus, keyset-paginated",
+        description=(
+            "Full-text (BM25, English stemming) search over the active passages of the projects of a "
+            '`project`, `engagement` or `portfolio` subject that the caller may read. Query language: words, "exact '
+            'phrases", +required and -excluded. Returns stored passages only, never a synthesized answer.'
+        ),
+    )
+    async def search(self, request: Request[Principal, Any, Any], data: ContextSearchBody) -> dict[str, Any]:
+        result = await corpus_search.search_corpus(
+            request.user,
+            corpus_search.CorpusSearch(
+                subject_type=data.subject_ref.type,
+                subject_id=data.subject_ref.id,
+                query=data.query,
+                limit=data.limit,
+                cursor=data.cursor,
+                source_id=data.source_id,
+                kind=data.kind,
+            ),
+        )
+        return search_answer(result)
+
+
+def _content(data: CorpusSourceBody) -> bytes:
+    if (data.content is None) == (data.content_base64 is None):
+        raise InvalidRequest(
+            "Send the source's content.", [FieldError("content", "give exactly one of content, content_base64")]
+        )
+    if data.content is not None:
+        if data.kind == "pdf":
+            raise InvalidRequest("A PDF is binary.", [FieldError("content_base64", "send a PDF base64-encoded")])
+        return data.content.encode("utf-8")
+    try:
+        return base64.b64decode(data.content_base64 or "", validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidRequest("Invalid base64.", [FieldError("content_base64", "is not valid base64")]) from None
+
+
+class CorpusSourceController(Controller):
+    path = "/internal/v1/corpus"
+    tags = ["internal: corpus providers"]
+
+    @post(
+        "/sources",
+        opt=CONTRIBUTE,
+        summary="Contribute a source to a project's corpus (internal provider API)",
+        description=(
+            "The source is identified by `uri` within the project: new content makes a new version, identical "
+            "content changes nothing. Answers 201 once the version serves, 202 while it is being ingested (up to "
+            "`wait` seconds are spent waiting), 200 when unchanged."
+        ),
+    )
+    async def contribute(
+        self,
+        request: Request[Principal, Any, Any],
+        data: CorpusSourceBody,
+        wait: int = Parameter(default=10, ge=0, le=30),
+    ) -> Response[dict[str, Any]]:
+        upload = corpus_sources.SourceUpload(
+            project_id=data.project_id,
+            uri=data.uri,
+            kind=data.kind,
+            content=_content(data),
+            title=data.title,
+            owner=data.owner,
+            provenance_quality=data.provenance_quality,
+        )
+        contribution = await corpus_sources.contribute_source(
+            request.user,
+            upload,
+            temporal=request.app.state.temporal,
+            task_queue=request.app.state.settings.temporal_task_queue,
+            wait_seconds=wait,
+        )
+        body = {
+            "data": {
+                "outcome": contribution.outcome,
+                "source": source_resource(contribution.version),
+                "version": version_resource(contribution.version),
+            }
+        }
+        return Response(body, status_code=contribution.status_code)

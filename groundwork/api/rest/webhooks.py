@@ -1,0 +1,205 @@
+"""REST: webhook endpoints, their secrets and deliveries, redelivery and test events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, delete, get, patch, post
+from litestar.params import Parameter
+
+from groundwork.activities.webhooks import DeliveryPolicy
+from groundwork.api.resources import timestamp
+from groundwork.api.services import webhooks as service
+from groundwork.domain.principals import Principal
+from groundwork.outbox_relay import DeliveryStarter
+
+MANAGE = {"scope": "webhooks:manage"}
+MANAGE_WRITE = {"scope": "webhooks:manage", "idempotent": True}
+
+
+class CreateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
+    url: str
+    event_types: list[str]
+    description: str = ""
+
+
+class UpdateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
+    url: str | msgspec.UnsetType = msgspec.UNSET
+    event_types: list[str] | msgspec.UnsetType = msgspec.UNSET
+    description: str | msgspec.UnsetType = msgspec.UNSET
+    enabled: bool | msgspec.UnsetType = msgspec.UNSET
+
+
+def _given(value: Any) -> Any:
+    return None if value is msgspec.UNSET else value
+
+
+def endpoint_resource(row: dict[str, Any], *, secret: bool = False) -> dict[str, Any]:
+    """A webhook endpoint; `secret` only in the answers to create and rotate-secret."""
+    resource = {
+        "id": row["id"],
+        "url": row["url"],
+        "description": row["description"],
+        "eventTypes": list(row["event_types"]),
+        "enabled": row["enabled"],
+        "disabledReason": row["disabled_reason"],
+        "disabledAt": timestamp(row["disabled_at"]),
+        "failingSince": timestamp(row["failing_since"]),
+        "consecutiveFailures": row["consecutive_failures"],
+        "previousSecretExpiresAt": timestamp(row["previous_secret_expires_at"]),
+        "createdAt": timestamp(row["created_at"]),
+        "updatedAt": timestamp(row["updated_at"]),
+    }
+    if secret:
+        resource["secret"] = row["secret"]
+    return resource
+
+
+def attempt_resource(row: dict[str, Any]) -> dict[str, Any]:
+    """One attempt: what was answered (status, latency, the start of the body) or why nothing was."""
+    return {
+        "number": row["number"],
+        "redelivery": row["generation"],
+        "attemptedAt": timestamp(row["attempted_at"]),
+        "outcome": row["outcome"],
+        "statusCode": row["status_code"],
+        "latencyMs": row["latency_ms"],
+        "response": {"body": row["response_body"], "truncated": row["response_truncated"]}
+        if row["response_body"] is not None
+        else None,
+        "error": row["error"],
+        "retryAfterSeconds": row["retry_after_seconds"],
+    }
+
+
+def delivery_resource(row: dict[str, Any]) -> dict[str, Any]:
+    """A delivery of one event to one endpoint, with every attempt."""
+    return {
+        "id": row["id"],
+        "endpointId": row["endpoint_id"],
+        "eventId": row["event_id"],
+        "eventType": row["event_type"],
+        "status": row["status"],
+        "failureReason": row["failure_reason"],
+        "attemptCount": row["attempt_count"],
+        "redeliveries": row["generation"],
+        "lastStatusCode": row["last_status_code"],
+        "lastAttemptAt": timestamp(row["last_attempt_at"]),
+        "nextAttemptAt": timestamp(row["next_attempt_at"]),
+        "completedAt": timestamp(row["completed_at"]),
+        "createdAt": timestamp(row["created_at"]),
+        "updatedAt": timestamp(row["updated_at"]),
+        "temporal": {"workflowId": row["workflow_id"], "runId": row["workflow_run_id"]},
+        "attempts": [attempt_resource(a) for a in row.get("attempts", [])],
+    }
+
+
+def _allow_private(request: Request[Principal, Any, Any]) -> bool:
+    return bool(request.app.state.settings.webhook_allow_private)
+
+
+def _starter(request: Request[Principal, Any, Any]) -> DeliveryStarter:
+    settings = request.app.state.settings
+    return DeliveryStarter(
+        request.app.state.temporal.get, settings.temporal_task_queue, DeliveryPolicy.from_settings(settings)
+    )
+
+
+class WebhookEndpointController(Controller):
+    path = "/api/v1/webhook-endpoints"
+    tags = ["webhooks"]
+
+    @post("/", opt=MANAGE_WRITE, summary="Create an endpoint; the answer shows its secret, once")
+    async def create_endpoint(self, request: Request[Principal, Any, Any], data: CreateEndpointBody) -> dict[str, Any]:
+        row = await service.create_endpoint(
+            request.user,
+            service.NewEndpoint(data.url, list(data.event_types), data.description),
+            allow_private=_allow_private(request),
+        )
+        return {"data": endpoint_resource(row, secret=True)}
+
+    @get("/", opt=MANAGE, summary="List the workspace's endpoints, newest first")
+    async def list_endpoints(
+        self,
+        request: Request[Principal, Any, Any],
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        rows, page = await service.list_endpoints(request.user, limit=limit, cursor=cursor)
+        return {"data": [endpoint_resource(r) for r in rows], "page": page}
+
+    @get("/{endpoint_id:str}", opt=MANAGE, summary="Retrieve an endpoint")
+    async def get_endpoint(self, request: Request[Principal, Any, Any], endpoint_id: str) -> dict[str, Any]:
+        return {"data": endpoint_resource(await service.get_endpoint(request.user, endpoint_id))}
+
+    @patch("/{endpoint_id:str}", opt=MANAGE, summary="Change url, event types, description or enabled")
+    async def update_endpoint(
+        self, request: Request[Principal, Any, Any], endpoint_id: str, data: UpdateEndpointBody
+    ) -> dict[str, Any]:
+        changes = service.EndpointChanges(
+            url=_given(data.url),
+            event_types=_given(data.event_types),
+            description=_given(data.description),
+            enabled=_given(data.enabled),
+        )
+        row = await service.update_endpoint(request.user, endpoint_id, changes, allow_private=_allow_private(request))
+        return {"data": endpoint_resource(row)}
+
+    @delete("/{endpoint_id:str}", opt=MANAGE, summary="Delete an endpoint and its delivery history")
+    async def delete_endpoint(self, request: Request[Principal, Any, Any], endpoint_id: str) -> None:
+        await service.delete_endpoint(request.user, endpoint_id)
+
+    @post(
+        "/{endpoint_id:str}/rotate-secret",
+        opt=MANAGE_WRITE,
+        status_code=200,
+        summary="Issue a new secret; the old one keeps signing for 24 h",
+    )
+    async def rotate_secret(self, request: Request[Principal, Any, Any], endpoint_id: str) -> dict[str, Any]:
+        row = await service.rotate_secret(request.user, endpoint_id)
+        return {"data": endpoint_resource(row, secret=True)}
+
+    @get("/{endpoint_id:str}/deliveries", opt=MANAGE, summary="Deliveries to an endpoint with their attempts")
+    async def list_deliveries(
+        self,
+        request: Request[Principal, Any, Any],
+        endpoint_id: str,
+        status: str | None = None,
+        event_type: str | None = None,
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        rows, page = await service.list_deliveries(
+            request.user, endpoint_id, status=status, event_type=event_type, limit=limit, cursor=cursor
+        )
+        return {"data": [delivery_resource(r) for r in rows], "page": page}
+
+    @post(
+        "/{endpoint_id:str}/test",
+        opt=MANAGE_WRITE,
+        status_code=202,
+        summary="Send a webhook.test event to this endpoint",
+    )
+    async def send_test(self, request: Request[Principal, Any, Any], endpoint_id: str) -> dict[str, Any]:
+        row = await service.send_test(request.user, endpoint_id, _starter(request))
+        return {"data": delivery_resource(row)}
+
+
+class WebhookDeliveryController(Controller):
+    path = "/api/v1/webhook-deliveries"
+    tags = ["webhooks"]
+
+    @get("/{delivery_id:str}", opt=MANAGE, summary="Retrieve a delivery with its attempts")
+    async def get_delivery(self, request: Request[Principal, Any, Any], delivery_id: str) -> dict[str, Any]:
+        return {"data": delivery_resource(await service.get_delivery(request.user, delivery_id))}
+
+    @post(
+        "/{delivery_id:str}/redeliver",
+        opt=MANAGE_WRITE,
+        status_code=202,
+        summary="Send a finished delivery's event again (same webhook-id)",
+    )
+    async def redeliver(self, request: Request[Principal, Any, Any], delivery_id: str) -> dict[str, Any]:
+        row = await service.redeliver(request.user, delivery_id, _starter(request))
+        return {"data": delivery_resource(row)}

@@ -1,0 +1,233 @@
+"""Corpus sources: receive content (extract, hash, version), then ingest it through `CorpusIngestWorkflow`.
+
+The internal provider API (`POST /internal/v1/corpus/sources`), `groundwork ingest` and the demo
+seeder all receive through `receive_source`. A source's identity is its uri within its project;
+content identical to the latest version is a no-op, anything else is a new pending version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import PurePosixPath
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError
+
+from groundwork.activities.corpus import MAX_INGEST_ROUNDS, activate_version, catch_up_index, segment_version
+from groundwork.api.temporal import TemporalConnection
+from groundwork.domain.corpus import (
+    SOURCE_KINDS,
+    default_provenance_quality,
+    provenance_quality_problem,
+)
+from groundwork.domain.errors import FieldError, GroundworkError, ValidationFailed
+from groundwork.domain.principals import Principal
+from groundwork.persistence import db
+from groundwork.persistence.repositories import corpus as repo
+from groundwork.persistence.repositories import tenancy
+from groundwork.search.corpus_index import IndexBusy, corpus_index
+from groundwork.search.extraction import ExtractionError, extract
+from groundwork.workflows.corpus import CorpusIngestInput, CorpusIngestResult, CorpusIngestWorkflow, ingest_workflow_id
+
+log = logging.getLogger(__name__)
+
+MAX_SOURCE_BYTES = 50 * 1024 * 1024
+MAX_URI_CHARS = 2048
+MAX_TITLE_CHARS = 500
+MAX_OWNER_CHARS = 200
+
+
+class IngestUnavailable(GroundworkError):
+    """Temporal cannot be reached: the version is stored and will be ingested when it is sent again."""
+
+    status = 503
+    code = "service_unavailable"
+    title = "Service unavailable"
+
+
+@dataclass(frozen=True)
+class SourceUpload:
+    """Content a contributor sends for a source of a project."""
+
+    project_id: str
+    uri: str
+    kind: str
+    content: bytes
+    title: str | None = None
+    owner: str | None = None
+    provenance_quality: str | None = None
+
+
+@dataclass(frozen=True)
+class Received:
+    """`added`: a new version is pending; `unchanged`: identical to the version that serves;
+    `pending`: identical to a version still being ingested."""
+
+    outcome: str
+    source_id: str
+    version_id: str
+
+
+def _upload_errors(upload: SourceUpload) -> list[FieldError]:
+    errors = []
+    if upload.kind not in SOURCE_KINDS:
+        errors.append(FieldError("kind", f"must be one of {', '.join(SOURCE_KINDS)}"))
+    uri = upload.uri
+    if not uri.strip() or len(uri) > MAX_URI_CHARS or any(ord(c) < 32 for c in uri):
+        errors.append(FieldError("uri", f"must be 1 to {MAX_URI_CHARS} printable characters"))
+    if upload.title is not None and not 0 < len(upload.title.strip()) <= MAX_TITLE_CHARS:
+        errors.append(FieldError("title", f"must be 1 to {MAX_TITLE_CHARS} characters"))
+    if upload.owner is not None and not 0 < len(upload.owner.strip()) <= MAX_OWNER_CHARS:
+        errors.append(FieldError("owner", f"must be 1 to {MAX_OWNER_CHARS} characters"))
+    if upload.provenance_quality is not None and upload.kind in SOURCE_KINDS:
+        problem = provenance_quality_problem(upload.kind, upload.provenance_quality)
+        if problem:
+            errors.append(FieldError("provenance_quality", problem))
+    if not upload.content:
+        errors.append(FieldError("content", "must not be empty"))
+    elif len(upload.content) > MAX_SOURCE_BYTES:
+        errors.append(FieldError("content", f"must be at most {MAX_SOURCE_BYTES} bytes"))
+    return errors
+
+
+async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by: str) -> Received:
+    """Validate and extract `upload`, and store it as a new pending version unless it is unchanged."""
+    if errors := _upload_errors(upload):
+        raise ValidationFailed("The source is not valid.", errors)
+    try:
+        extracted = await asyncio.to_thread(extract, upload.kind, upload.content)
+    except ExtractionError as exc:
+        raise ValidationFailed("The content cannot be read.", [FieldError("content", str(exc))]) from None
+    content_hash = hashlib.sha256(upload.content).hexdigest()
+    title = (upload.title or extracted.title or PurePosixPath(upload.uri).name or upload.uri).strip()[:MAX_TITLE_CHARS]
+    owner = (upload.owner or received_by).strip()
+    async with db.transaction():
+        source = await repo.upsert_source_for_update(
+            workspace_id=workspace_id,
+            project_id=upload.project_id,
+            uri=upload.uri,
+            title=title,
+            kind=upload.kind,
+            owner=owner,
+        )
+        latest = await repo.latest_version(source["id"])
+        if (
+            latest is not None
+            and latest["content_hash"] == content_hash
+            and latest["kind"] == upload.kind
+            and latest["status"] in ("active", "pending")
+        ):
+            outcome = "unchanged" if latest["status"] == "active" else "pending"
+            return Received(outcome, source["id"], latest["id"])
+        version = await repo.insert_version(
+            source_id=source["id"],
+            kind=upload.kind,
+            content_hash=content_hash,
+            byte_size=len(upload.content),
+            title=title,
+            text=extracted.text,
+            provenance_quality=upload.provenance_quality or default_provenance_quality(upload.kind),
+            received_by=received_by,
+        )
+        await repo.update_source_owner(source["id"], owner)
+    return Received("added", source["id"], version["id"])
+
+
+async def start_ingest(client: Client, task_queue: str, version_id: str) -> WorkflowHandle[Any, Any]:
+    """Start (or join) the version's ingest workflow."""
+    return await client.start_workflow(
+        CorpusIngestWorkflow.run,
+        CorpusIngestInput(version_id),
+        id=ingest_workflow_id(version_id),
+        task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        execution_timeout=timedelta(hours=1),
+    )
+
+
+async def ingest_in_process(version_id: str, *, index: bool = True) -> CorpusIngestResult:
+    """The ingest workflow's steps run here, for when no worker runs; the index only if it is free."""
+    passages, seq = 0, 0
+    status = "resegment"
+    for _ in range(MAX_INGEST_ROUNDS):
+        passages += (await segment_version(version_id)).passages
+        activation = await activate_version(version_id)
+        status, seq = activation.status, activation.index_seq
+        if status != "resegment":
+            break
+    if status == "active" and index:
+        try:
+            await catch_up_index(corpus_index())
+        except IndexBusy:
+            log.info("the corpus index is held by a worker; it indexes version %s when it follows the log", version_id)
+    return CorpusIngestResult(version_id, status, passages, seq)
+
+
+async def worker_polls(client: Client, task_queue: str) -> bool:
+    """Whether a worker polls `task_queue` now (so a workflow started there will run)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    try:
+        response = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            ),
+            timeout=timedelta(seconds=3),
+        )
+    except RPCError:
+        return False
+    return bool(response.pollers)
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What a provider's contribution did: the HTTP status it deserves, the outcome, the version now."""
+
+    status_code: int
+    outcome: str
+    version: dict[str, Any]
+
+
+async def contribute_source(
+    principal: Principal,
+    upload: SourceUpload,
+    *,
+    temporal: TemporalConnection,
+    task_queue: str,
+    wait_seconds: float,
+) -> Contribution:
+    """Receive a provider's source and ingest it; waits up to `wait_seconds` for it to serve.
+
+    The status is 201 when the new version serves, 202 while it is still being ingested, 200 when the
+    content was unchanged (or a newer version of the source won meanwhile).
+    """
+    permissions = await tenancy.project_permissions(principal, upload.project_id)
+    if not permissions or "project:read" not in permissions:
+        raise ValidationFailed("Unknown project.", [FieldError("project_id", "no such project in this workspace")])
+    received = await receive_source(upload, workspace_id=principal.workspace_id, received_by=principal.id)
+    status = 200
+    if received.outcome != "unchanged":
+        try:
+            handle = await start_ingest(await temporal.get(), task_queue, received.version_id)
+        except (RPCError, OSError, TimeoutError, RuntimeError) as exc:
+            raise IngestUnavailable(f"Ingestion cannot start now ({exc}); send the source again later.") from None
+        status = 202
+        if wait_seconds > 0:
+            try:
+                result = await asyncio.wait_for(handle.result(), wait_seconds)
+                status = 201 if result.status == "active" else 200
+            except TimeoutError:
+                pass
+    summary = await repo.version_summary(received.version_id)
+    assert summary is not None
+    return Contribution(status, received.outcome, summary)

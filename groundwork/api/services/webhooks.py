@@ -1,0 +1,270 @@
+"""The webhook application service: endpoints, secrets, deliveries, redelivery and test events."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from groundwork.domain import webhooks as rules
+from groundwork.domain.errors import FieldError, GroundworkError, NotFound, ValidationFailed
+from groundwork.domain.pagination import page_info, page_request
+from groundwork.domain.principals import Principal
+from groundwork.outbox_relay import DeliveryStarter
+from groundwork.persistence import db
+from groundwork.persistence.repositories import tenancy
+from groundwork.persistence.repositories import webhooks as repo
+
+MAX_ENDPOINTS_PER_WORKSPACE = 100
+_DNS_TIMEOUT_SECONDS = 3.0
+
+
+class EndpointLimitReached(GroundworkError):
+    """A workspace already has as many endpoints as it may."""
+
+    status = 422
+    code = "endpoint_limit_reached"
+    title = "Endpoint limit reached"
+
+
+class EndpointDisabled(GroundworkError):
+    """Nothing is sent to a disabled endpoint; enable it first."""
+
+    status = 409
+    code = "endpoint_disabled"
+    title = "Endpoint disabled"
+
+
+class DeliveryInProgress(GroundworkError):
+    """A delivery still being attempted cannot be redelivered yet."""
+
+    status = 409
+    code = "delivery_in_progress"
+    title = "Delivery in progress"
+
+
+@dataclass
+class NewEndpoint:
+    """What a caller supplies to create an endpoint."""
+
+    url: str
+    event_types: list[str]
+    description: str = ""
+
+
+@dataclass
+class EndpointChanges:
+    """A partial update; attributes left None stay as they are."""
+
+    url: str | None = None
+    event_types: list[str] | None = None
+    description: str | None = None
+    enabled: bool | None = None
+
+
+async def _resolves_to_private(host: str) -> bool:
+    try:
+        infos = await asyncio.wait_for(
+            asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM), _DNS_TIMEOUT_SECONDS
+        )
+    except (OSError, TimeoutError):
+        return False  # unresolvable now: every attempt checks again before it connects
+    return any(rules.is_private_address(str(info[4][0])) for info in infos)
+
+
+async def check_url(url: str, *, allow_private: bool) -> None:
+    """Refuse a target that is not http(s), or (unless allowed) is or resolves to a private address."""
+    errors = rules.url_errors(url, allow_private=allow_private)
+    if not errors and not allow_private and await _resolves_to_private(urlsplit(url).hostname or ""):
+        errors = [FieldError("url", "resolves to a loopback, private or link-local address, which is refused")]
+    if errors:
+        raise ValidationFailed("The endpoint URL is not acceptable.", errors)
+
+
+def _check_description(description: str) -> None:
+    if len(description) > rules.MAX_DESCRIPTION_LENGTH:
+        raise ValidationFailed(
+            "The description is too long.",
+            [FieldError("description", f"at most {rules.MAX_DESCRIPTION_LENGTH} characters")],
+        )
+
+
+def _check_subscription(event_types: list[str]) -> list[str]:
+    errors = rules.subscription_errors(event_types)
+    if errors:
+        raise ValidationFailed("The event types are not valid.", errors)
+    return rules.normalized_subscription(event_types)
+
+
+async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_private: bool) -> dict[str, Any]:
+    """Create an endpoint; the answer carries its secret, which is never shown again."""
+    event_types = _check_subscription(new.event_types)
+    _check_description(new.description)
+    await check_url(new.url, allow_private=allow_private)
+    async with db.transaction():
+        # Serialise creations per workspace so the limit holds under concurrency.
+        await db.execute("SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))", principal.workspace_id)
+        if await repo.count_endpoints(principal.workspace_id) >= MAX_ENDPOINTS_PER_WORKSPACE:
+            raise EndpointLimitReached(f"A workspace may have at most {MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints.")
+        return await repo.insert_endpoint(
+            workspace_id=principal.workspace_id,
+            url=new.url,
+            description=new.description,
+            event_types=event_types,
+            secret=rules.new_secret(),
+            created_by=principal.id,
+        )
+
+
+async def get_endpoint(principal: Principal, endpoint_id: str) -> dict[str, Any]:
+    """An endpoint of the caller's workspace; 404 for anything else."""
+    endpoint = await repo.get_endpoint(principal.workspace_id, endpoint_id)
+    if endpoint is None:
+        raise NotFound("No such webhook endpoint.")
+    return endpoint
+
+
+async def list_endpoints(
+    principal: Principal, *, limit: int | None = None, cursor: str | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The workspace's endpoints, newest first, keyset-paginated."""
+    page = page_request(limit, cursor)
+    after = page.after.get("id") if page.after else None
+    rows = await repo.list_endpoints(
+        principal.workspace_id, after_id=str(after) if after is not None else None, limit=page.limit + 1
+    )
+    return page_info(rows, page.limit, lambda row: {"id": row["id"]})
+
+
+async def update_endpoint(
+    principal: Principal, endpoint_id: str, changes: EndpointChanges, *, allow_private: bool
+) -> dict[str, Any]:
+    """Change url, event types, description or enabled; enabling clears the failure history."""
+    event_types = _check_subscription(changes.event_types) if changes.event_types is not None else None
+    if changes.description is not None:
+        _check_description(changes.description)
+    if changes.url is not None:
+        await check_url(changes.url, allow_private=allow_private)
+    async with db.transaction():
+        current = await repo.get_endpoint(principal.workspace_id, endpoint_id, for_update=True)
+        if current is None:
+            raise NotFound("No such webhook endpoint.")
+        return await repo.update_endpoint(
+            endpoint_id,
+            url=changes.url if changes.url is not None else current["url"],
+            description=changes.description if changes.description is not None else current["description"],
+            event_types=event_types if event_types is not None else list(current["event_types"]),
+            enabled=changes.enabled if changes.enabled is not None else current["enabled"],
+        )
+
+
+async def delete_endpoint(principal: Principal, endpoint_id: str) -> None:
+    """Delete an endpoint and its delivery history; its pending deliveries stop at their next attempt."""
+    if not await repo.delete_endpoint(principal.workspace_id, endpoint_id):
+        raise NotFound("No such webhook endpoint.")
+
+
+async def rotate_secret(principal: Principal, endpoint_id: str) -> dict[str, Any]:
+    """Issue a new secret; the old one keeps signing alongside it for 24 h."""
+    async with db.transaction():
+        if await repo.get_endpoint(principal.workspace_id, endpoint_id, for_update=True) is None:
+            raise NotFound("No such webhook endpoint.")
+        return await repo.rotate_secret(endpoint_id, rules.new_secret(), rules.ROTATION_OVERLAP_SECONDS)
+
+
+async def list_deliveries(
+    principal: Principal,
+    endpoint_id: str,
+    *,
+    status: str | None = None,
+    event_type: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Deliveries to one endpoint with their attempts, newest first."""
+    page = page_request(limit, cursor)
+    if status is not None and status not in rules.DELIVERY_STATUSES:
+        raise ValidationFailed(
+            "Invalid filter.", [FieldError("status", f"one of {', '.join(rules.DELIVERY_STATUSES)}")]
+        )
+    if event_type is not None and event_type not in rules.EVENT_TYPES:
+        raise ValidationFailed("Invalid filter.", [FieldError("event_type", "not a known event type")])
+    await get_endpoint(principal, endpoint_id)
+    after = page.after.get("id") if page.after else None
+    rows = await repo.list_deliveries(
+        endpoint_id,
+        status=status,
+        event_type=event_type,
+        after_id=str(after) if after is not None else None,
+        limit=page.limit + 1,
+    )
+    return page_info(rows, page.limit, lambda row: {"id": row["id"]})
+
+
+async def get_delivery(principal: Principal, delivery_id: str) -> dict[str, Any]:
+    """A delivery of the caller's workspace with its attempts; 404 for anything else."""
+    delivery = await repo.get_delivery(principal.workspace_id, delivery_id)
+    if delivery is None:
+        raise NotFound("No such webhook delivery.")
+    return delivery
+
+
+async def redeliver(principal: Principal, delivery_id: str, starter: DeliveryStarter) -> dict[str, Any]:
+    """Send a finished delivery's event to its endpoint again, same `webhook-id`, on a fresh schedule."""
+    async with db.transaction():
+        delivery = await repo.lock_delivery(principal.workspace_id, delivery_id)
+        if delivery is None:
+            raise NotFound("No such webhook delivery.")
+        if delivery["status"] == "pending":
+            raise DeliveryInProgress(
+                "This delivery is still being attempted; redeliver it once it has succeeded or failed."
+            )
+        if not delivery["endpoint_enabled"]:
+            raise EndpointDisabled("The endpoint is disabled; enable it before redelivering.")
+        reopened = await repo.reopen_delivery(delivery_id)
+    # If Temporal is unreachable now, the relay's sweep starts it: the row says it is not started.
+    await starter.start([reopened], replace_finished=True)
+    return await get_delivery(principal, delivery_id)
+
+
+async def send_test(principal: Principal, endpoint_id: str, starter: DeliveryStarter) -> dict[str, Any]:
+    """Send a `webhook.test` event to one endpoint, whatever it subscribes to."""
+    now = datetime.now(UTC)
+    async with db.transaction():
+        endpoint = await repo.get_endpoint(principal.workspace_id, endpoint_id, for_update=True)
+        if endpoint is None:
+            raise NotFound("No such webhook endpoint.")
+        if not endpoint["enabled"]:
+            raise EndpointDisabled("The endpoint is disabled; enable it before sending a test event.")
+        delivery = await repo.insert_test_delivery(
+            workspace_id=principal.workspace_id,
+            endpoint_id=endpoint_id,
+            actor_id=principal.id,
+            payload={
+                "endpoint_id": endpoint_id,
+                "message": "A test event from Groundwork: your endpoint is reachable.",
+                "requested_at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            },
+            occurred_at=now,
+        )
+    await starter.start([delivery])
+    return await get_delivery(principal, delivery["id"])
+
+
+async def tail_start(lines: int, *, workspace_slug: str | None, endpoint_id: str | None) -> int:
+    """Where `groundwork webhooks tail` starts: just before the last `lines` matching attempts."""
+    if workspace_slug is not None and await tenancy.get_workspace_by_slug(workspace_slug) is None:
+        raise NotFound(f"No workspace {workspace_slug!r}.")
+    if lines == 0:
+        return await repo.last_attempt_id()
+    return await repo.recent_attempt_ids(lines, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
+
+
+async def attempts_after(
+    after_id: int, *, workspace_slug: str | None, endpoint_id: str | None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """Delivery attempts newer than `after_id`, oldest first (for operators, across workspaces)."""
+    return await repo.attempts_after(after_id, workspace_slug=workspace_slug, endpoint_id=endpoint_id, limit=limit)

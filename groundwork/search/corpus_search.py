@@ -1,0 +1,103 @@
+"""Corpus search over the Tantivy index: the query from parsed clauses, filters, and keyset pages.
+
+Hits are ordered by BM25 score (descending), ties by the passage's key `seq` (ascending). Tantivy
+has no search-after, so a page re-runs the query, collects the top hits up to where the page ends
+(never beyond `MAX_REACHABLE_HITS`) and keeps those strictly after the cursor's (score, seq).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tantivy
+
+from groundwork.domain.corpus import MAX_REACHABLE_HITS
+from groundwork.search.analysis import AnalyzedClause
+
+_OCCUR = {"should": tantivy.Occur.Should, "must": tantivy.Occur.Must, "must_not": tantivy.Occur.MustNot}
+# Extra hits collected past the cursor's offset, so small shifts of the index between pages cost nothing.
+_SLACK = 16
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Which passages may match: the caller's visible projects and the active segmenter versions."""
+
+    project_ids: list[str]
+    segmenter_ids: list[str]
+    source_id: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One matching passage: its key and score."""
+
+    seq: int
+    score: float
+
+
+@dataclass(frozen=True)
+class HitPage:
+    """A page of hits, whether more are reachable, and how many passages match in all."""
+
+    hits: list[Hit]
+    has_more: bool
+    total: int
+
+
+def build_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], filters: SearchFilters) -> tantivy.Query:
+    """The BM25 text query of the clauses, restricted by filters that add nothing to the score."""
+    text_parts = []
+    for analyzed in clauses:
+        if len(analyzed.terms) == 1:
+            part = tantivy.Query.term_query(schema, "text", analyzed.terms[0])
+        else:
+            part = tantivy.Query.phrase_query(schema, "text", list(analyzed.terms))
+        text_parts.append((_OCCUR[analyzed.clause.occur], part))
+    parts = [(tantivy.Occur.Must, tantivy.Query.boolean_query(text_parts))]
+
+    def restrict(field: str, values: list[str]) -> None:
+        matches = tantivy.Query.term_set_query(schema, field, values)
+        # A filter inside a Must would add to the BM25 score unless its own score is constant zero.
+        parts.append((tantivy.Occur.Must, tantivy.Query.const_score_query(matches, 0.0)))
+
+    restrict("project_id", filters.project_ids)
+    restrict("segmenter_id", filters.segmenter_ids)
+    if filters.source_id is not None:
+        restrict("source_id", [filters.source_id])
+    if filters.kind is not None:
+        restrict("kind", [filters.kind])
+    return tantivy.Query.boolean_query(parts)
+
+
+def search_page(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+    offset: int,
+    cap: int = MAX_REACHABLE_HITS,
+) -> HitPage:
+    """The `limit` hits after `after` (score, seq) in (score desc, seq asc) order, within the top `cap`."""
+    wanted = min(cap, offset + limit + 1 + _SLACK)
+    while True:
+        result = searcher.search(query, wanted, count=True)
+        addresses = [address for _, address in result.hits]
+        seqs = searcher.fast_field_values("seq", addresses) if addresses else []
+        ranked = sorted(
+            ((float(score), int(seq)) for (score, _), seq in zip(result.hits, seqs, strict=True) if seq is not None),
+            key=lambda hit: (-hit[0], hit[1]),
+        )
+        if after is not None:
+            cursor_key = (-after[0], after[1])
+            ranked = [hit for hit in ranked if (-hit[0], hit[1]) > cursor_key]
+        exhausted = len(result.hits) < wanted
+        if len(ranked) > limit or exhausted or wanted >= cap:
+            break
+        wanted = cap  # the index moved under the cursor: look at everything reachable once
+    page = [Hit(seq, score) for score, seq in ranked[:limit]]
+    return HitPage(
+        page, has_more=len(ranked) > limit, total=int(getattr(result, "count", 0) or 0)
+    )  # `count` is missing from the stubs

@@ -1,0 +1,158 @@
+"""Corpus workflows: ingest one source-content version; roll out a new segmenter version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from groundwork.activities.corpus import (
+        MAX_INGEST_ROUNDS,
+        IndexTarget,
+        ResegmentBatch,
+        SegmenterRef,
+        VersionRef,
+        activate_segmenter,
+        activate_source_version,
+        apply_index_changes,
+        resegment_batch,
+        segment_source_version,
+        stage_segmenter,
+    )
+
+_TIMEOUT = timedelta(minutes=10)
+_RETRY = RetryPolicy(maximum_attempts=10)
+
+
+def ingest_workflow_id(version_id: str) -> str:
+    """One ingest workflow per source-content version."""
+    return f"corpus-ingest-{version_id}"
+
+
+def resegment_workflow_id(segmenter_id: str) -> str:
+    """One roll-out workflow per segmenter version."""
+    return f"corpus-resegment-{segmenter_id}"
+
+
+@dataclass
+class CorpusIngestInput:
+    """The received (pending) version to ingest."""
+
+    version_id: str
+
+
+@dataclass
+class CorpusIngestResult:
+    """`active` when the version serves, `inactive` when a newer version of the source won meanwhile."""
+
+    version_id: str
+    status: str
+    passages: int
+    index_seq: int
+
+
+@workflow.defn(name="CorpusIngestWorkflow")
+class CorpusIngestWorkflow:
+    """Segment → store passages → activate (the previous version goes inactive) → index, in one commit."""
+
+    @workflow.run
+    async def run(self, params: CorpusIngestInput) -> CorpusIngestResult:
+        ref = VersionRef(params.version_id)
+        passages = 0
+        for _ in range(MAX_INGEST_ROUNDS):
+            outcome = await workflow.execute_activity(
+                segment_source_version, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+            )
+            passages += outcome.passages
+            activation = await workflow.execute_activity(
+                activate_source_version, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+            )
+            if activation.status != "resegment":
+                break
+        else:
+            raise ApplicationError("segmenter versions kept changing; ingest again", non_retryable=True)
+        if activation.status == "active":
+            await workflow.execute_activity(
+                apply_index_changes,
+                IndexTarget(activation.index_seq),
+                start_to_close_timeout=_TIMEOUT,
+                retry_policy=_RETRY,
+            )
+        return CorpusIngestResult(params.version_id, activation.status, passages, activation.index_seq)
+
+
+@dataclass
+class CorpusResegmentInput:
+    """The segmenter version to roll out; `activate=False` stops after staging its passages."""
+
+    segmenter_id: str
+    activate: bool = True
+    batch_size: int = 50
+
+
+@dataclass
+class CorpusResegmentResult:
+    segmenter_id: str
+    status: str  # "active" or "staging"
+    versions_cut: int
+
+
+@workflow.defn(name="CorpusResegmentWorkflow")
+class CorpusResegmentWorkflow:
+    """Cut every active version with a new segmenter version, then switch to it in one change set.
+
+    Until the switch the old segmenter version keeps serving; the new passages are stored and indexed
+    but never surface, because search only admits passages of the active segmenter version.
+    """
+
+    def __init__(self) -> None:
+        self._versions_cut = 0
+
+    @workflow.query
+    def versions_cut(self) -> int:
+        """How many source versions the new segmenter version has cut so far."""
+        return self._versions_cut
+
+    @workflow.run
+    async def run(self, params: CorpusResegmentInput) -> CorpusResegmentResult:
+        ref = SegmenterRef(params.segmenter_id)
+        staged = await workflow.execute_activity(
+            stage_segmenter, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+        )
+        if staged == "active":
+            return CorpusResegmentResult(params.segmenter_id, "active", 0)
+        while True:
+            while cut := await workflow.execute_activity(
+                resegment_batch,
+                ResegmentBatch(params.segmenter_id, params.batch_size),
+                start_to_close_timeout=_TIMEOUT,
+                retry_policy=_RETRY,
+            ):
+                self._versions_cut += cut
+            if not params.activate:
+                await workflow.execute_activity(
+                    apply_index_changes,
+                    IndexTarget(0),
+                    start_to_close_timeout=_TIMEOUT,
+                    retry_policy=_RETRY,
+                )
+                return CorpusResegmentResult(params.segmenter_id, "staging", self._versions_cut)
+            activation = await workflow.execute_activity(
+                activate_segmenter, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+            )
+            if activation.status == "active":
+                await workflow.execute_activity(
+                    apply_index_changes,
+                    IndexTarget(activation.index_seq),
+                    start_to_close_timeout=_TIMEOUT,
+                    retry_policy=_RETRY,
+                )
+                return CorpusResegmentResult(params.segmenter_id, "active", self._versions_cut)
+            # Versions activated while the batches ran still lack the new passages: cut them too.
+
+
+CORPUS_WORKFLOWS = [CorpusIngestWorkflow, CorpusResegmentWorkflow]
