@@ -91,6 +91,7 @@ class Step:
     backlog_at_end: int = 0
     drain_seconds: float | None = None
     latencies: list[float] = field(default_factory=list)
+    delivered_per_second: float = 0.0
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.latencies)
@@ -143,23 +144,26 @@ async def run_step(workspace_id: str, receiver: Receiver, rate: float, seconds: 
     if all(e in receiver.answered for e in step.committed):
         step.drain_seconds = max(receiver.answered[e] for e in step.committed) - end
     step.latencies = [receiver.answered[e] - at for e, at in step.committed.items() if e in receiver.answered]
+    answered = [receiver.answered[e] for e in step.committed if e in receiver.answered]
+    if len(answered) > 1:
+        step.delivered_per_second = len(answered) / (max(answered) - start)
     return step
 
 
 def line(step: Step) -> str:
     if not step.latencies:
-        return f"| {step.rate:g} | {len(step.committed)} | 0 | - | - | - | {step.backlog_at_end} | - |"
+        return f"| {step.rate:g} | {len(step.committed)} | 0 | - | - | - | {step.backlog_at_end} | - | - |"
     drain = f"{step.drain_seconds:.2f}" if step.drain_seconds is not None else "not drained"
     return (
         f"| {step.rate:g} | {len(step.committed)} | {len(step.latencies)} | {step.percentile(50) * 1000:.0f}"
         f" | {step.percentile(99) * 1000:.0f} | {max(step.latencies) * 1000:.0f} | {step.backlog_at_end}"
-        f" | {drain} |"
+        f" | {drain} | {step.delivered_per_second:.1f} |"
     )
 
 
 HEADER = (
-    "| events/s | committed | delivered | p50 ms | p99 ms | max ms | backlog at end of load | drain s |\n"
-    "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| events/s | committed | delivered | p50 ms | p99 ms | max ms | backlog at end of load | drain s"
+    " | delivered/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 )
 
 

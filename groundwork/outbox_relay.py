@@ -100,15 +100,9 @@ class DeliveryStarter:
             ]
         )
         # The first generation may run once per id, ever; a redelivery runs the same id again.
-        reuse = (
-            WorkflowIDReusePolicy.REJECT_DUPLICATE
-            if generation == 0
-            else WorkflowIDReusePolicy.ALLOW_DUPLICATE
-        )
+        reuse = WorkflowIDReusePolicy.REJECT_DUPLICATE if generation == 0 else WorkflowIDReusePolicy.ALLOW_DUPLICATE
         conflict = (
-            WorkflowIDConflictPolicy.TERMINATE_EXISTING
-            if replace_finished
-            else WorkflowIDConflictPolicy.USE_EXISTING
+            WorkflowIDConflictPolicy.TERMINATE_EXISTING if replace_finished else WorkflowIDConflictPolicy.USE_EXISTING
         )
         async with self._limit:
             try:
@@ -151,9 +145,7 @@ class OutboxRelay:
         async def get_client() -> Client:
             return client
 
-        self.starter = DeliveryStarter(
-            get_client, settings.temporal_task_queue, DeliveryPolicy.from_settings(settings)
-        )
+        self.starter = DeliveryStarter(get_client, settings.temporal_task_queue, DeliveryPolicy.from_settings(settings))
 
     async def run_once(self) -> int:
         """Dispatch every undispatched event, restart deliveries left unstarted; returns workflows started."""

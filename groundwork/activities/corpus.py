@@ -350,7 +350,7 @@ async def activate_segmenter(ref: SegmenterRef) -> Activation:
     return await activate_segmenter_version(ref.segmenter_id)
 
 
-CORPUS_ACTIVITIES = [
+CORPUS_ACTIVITIES: list[Callable[..., Any]] = [
     segment_source_version,
     activate_source_version,
     apply_index_changes,

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -146,7 +146,9 @@ class EnhancementActivities:
         if item is None:
             raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
         evidence = work_item_evidence(item.id, item.title, item.fields)
-        evidence += await self.evidence.passages(run.workspace_id, run.project_id, item.title, item.fields)
+        evidence += await self.evidence.passages(
+            run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
+        )
         context = EnhancementContext(
             action=run_action.action,
             work_item_id=item.id,
@@ -365,11 +367,11 @@ class EnhancementActivities:
         ]
 
 
-class EvidenceSource:
-    """Where corpus evidence for a work item comes from (the evidence search, once indexed)."""
+class EvidenceSource(Protocol):
+    """Where corpus evidence for a work item comes from (the evidence search: `enhancers.evidence`)."""
 
     async def passages(
-        self, workspace_id: str, project_id: str, title: str, fields: dict[str, object]
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
-        """Passages of the project's corpus relevant to the work item."""
-        return []
+        """Passages of the project's corpus relevant to the work item that `requested_by` may read."""
+        ...

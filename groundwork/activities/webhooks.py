@@ -88,9 +88,7 @@ class _Observation:
     retry_after: str | None = None
 
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-    weakref.WeakKeyDictionary()
-)
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
 def _http_client() -> httpx.AsyncClient:

@@ -6,7 +6,7 @@ import logging
 import re
 from typing import Any
 
-from litestar import MediaType, Request, Response
+from litestar import Request, Response
 from litestar.exceptions import (
     HTTPException,
     MethodNotAllowedException,
@@ -23,8 +23,10 @@ PROBLEM_JSON = "application/problem+json"
 _TYPE_BASE = "https://groundwork.dev/problems/"
 
 
-def problem(status: int, code: str, title: str, detail: str, **extra: Any) -> Response[dict[str, Any]]:
-    """A problem+json response."""
+def problem(
+    status: int, code: str, title: str, detail: str, headers: dict[str, str] | None = None, **extra: Any
+) -> Response[dict[str, Any]]:
+    """A problem+json response with the stable `code` and any extra members."""
     body = {
         "type": _TYPE_BASE + code.replace("_", "-"),
         "title": title,
@@ -33,16 +35,13 @@ def problem(status: int, code: str, title: str, detail: str, **extra: Any) -> Re
         "code": code,
         **extra,
     }
-    headers = {"Retry-After": str(extra.pop("_retry_after"))} if "_retry_after" in extra else None
-    body.pop("_retry_after", None)
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
 def groundwork_error_handler(_: Request[Any, Any, Any], exc: GroundworkError) -> Response[dict[str, Any]]:
     """Render a domain error."""
-    if isinstance(exc, RateLimited):
-        return problem(exc.status, exc.code, exc.title, exc.detail, _retry_after=exc.retry_after_seconds)
-    return problem(exc.status, exc.code, exc.title, exc.detail, **exc.extra)
+    headers = {"Retry-After": str(exc.retry_after_seconds)} if isinstance(exc, RateLimited) else None
+    return problem(exc.status, exc.code, exc.title, exc.detail, headers, **exc.extra)
 
 
 # msgspec says e.g. "Object contains unknown field `x` - at `$.fields`" or "Expected `str`, got `int` - at `$.title`".
@@ -115,4 +114,3 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     HTTPException: http_error_handler,
     Exception: unexpected_error_handler,
 }
-MEDIA_TYPE = MediaType.JSON

@@ -91,6 +91,17 @@ class IdempotencyMiddleware(ASGIMiddleware):
         status = 500
         headers: list[tuple[str, str]] = []
         chunks: list[bytes] = []
+        settled = False
+
+        async def settle() -> None:
+            # Store (or release) before the client sees the end of the answer, so a retry that follows
+            # at once finds the stored answer instead of an in-flight claim.
+            nonlocal settled
+            settled = True
+            if status >= 500 or status == 429:
+                await store.release(principal.api_key_id, key)
+            else:
+                await store.complete(principal.api_key_id, key, status, headers, b"".join(chunks))
 
         async def capture(message: Message) -> None:
             nonlocal status, headers
@@ -99,17 +110,18 @@ class IdempotencyMiddleware(ASGIMiddleware):
                 headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])]
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    await settle()
             await send(message)
 
         try:
             await next_app(scope, replay_body, capture)
         except BaseException:
-            await store.release(principal.api_key_id, key)
+            if not settled:
+                await store.release(principal.api_key_id, key)
             raise
-        if status >= 500 or status == 429:
-            await store.release(principal.api_key_id, key)
-        else:
-            await store.complete(principal.api_key_id, key, status, headers, b"".join(chunks))
+        if not settled:  # the app ended without a final body message
+            await settle()
 
 
 async def _replay(send: Send, response: store.StoredResponse) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from groundwork.domain.enhancement.model import allowed_actions
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
 
 
@@ -82,8 +83,6 @@ def artifact_resource(artifact: Any) -> dict[str, Any]:
 
 def run_resource(view: Any) -> dict[str, Any]:
     """An enhancement run with its target, drafts, artifacts and what the caller may do next."""
-    from groundwork.domain.enhancement.model import allowed_actions
-
     run = view.run
     return {
         "id": run.id,

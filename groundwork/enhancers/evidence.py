@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
-from groundwork.activities.enhancement import EvidenceSource
+from groundwork.api.services.corpus_search import project_passages
 from groundwork.domain.enhancement.enhancer import Evidence
+from groundwork.domain.enhancement.model import EvidenceRef
+from groundwork.persistence.repositories import tenancy
+
+# Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
+_QUERY_WORDS = 48
+PASSAGES_PER_ACTION = 12
 
 
-class CorpusEvidence(EvidenceSource):
-    """Passages of the project's active corpus that match the work item (wired to evidence search)."""
+class CorpusEvidence:
+    """Passages of the project's active corpus that match the work item, as the requester may see them."""
 
     async def passages(
-        self, workspace_id: str, project_id: str, title: str, fields: dict[str, object]
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
-        """Passages relevant to the work item, best first."""
-        return []
+        """Best passages for the work item's title and description; none if the requester lacks context:read."""
+        # Drafts must not leak passages the person who asked for them could not search themselves.
+        if not await tenancy.principal_holds(requested_by, project_id, "context:read"):
+            return []
+        description = fields.get("description")
+        words = f"{title} {description if isinstance(description, str) else ''}".split()[:_QUERY_WORDS]
+        hits = await project_passages(workspace_id, project_id, " ".join(words), limit=PASSAGES_PER_ACTION)
+        return [
+            Evidence(EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph))
+            for hit in hits
+        ]
+
+
+def _label(title: str, page: int | None, paragraph: int | None) -> str:
+    where = [f"p. {page}" if page is not None else "", f"¶ {paragraph}" if paragraph is not None else ""]
+    return ", ".join([title, *[w for w in where if w]])

@@ -90,14 +90,17 @@ def search_page(
             ((float(score), int(seq)) for (score, _), seq in zip(result.hits, seqs, strict=True) if seq is not None),
             key=lambda hit: (-hit[0], hit[1]),
         )
+        lowest_collected = ranked[-1][0] if ranked else 0.0
         if after is not None:
             cursor_key = (-after[0], after[1])
             ranked = [hit for hit in ranked if (-hit[0], hit[1]) > cursor_key]
-        exhausted = len(result.hits) < wanted
-        if len(ranked) > limit or exhausted or wanted >= cap:
+        complete = len(result.hits) < wanted
+        # Matches left uncollected score at most `lowest_collected`; if the page ends on that score, a tie
+        # left out could belong on the page (Tantivy breaks ties by segment, not by seq): look further.
+        settled = len(ranked) > limit and ranked[limit][0] > lowest_collected
+        if complete or settled or wanted >= cap:
             break
-        wanted = cap  # the index moved under the cursor: look at everything reachable once
+        wanted = cap
     page = [Hit(seq, score) for score, seq in ranked[:limit]]
-    return HitPage(
-        page, has_more=len(ranked) > limit, total=int(getattr(result, "count", 0) or 0)
-    )  # `count` is missing from the stubs
+    total = int(getattr(result, "count", 0) or 0)  # `count` is missing from the type stubs
+    return HitPage(page, has_more=len(ranked) > limit, total=total)

@@ -191,6 +191,8 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         "GROUNDWORK_HOME": str(data_dir),
         # Unbuffered, so a crash leaves its last words in the log we show.
         "PYTHONUNBUFFERED": "1",
+        # The embedded stack is for local use: webhook receivers on this machine are allowed.
+        "GROUNDWORK_WEBHOOK_ALLOW_PRIVATE": os.environ.get("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1"),
     }
     cli = [sys.executable, "-m", "groundwork.cli"]
     worker = _spawn("Worker", [*cli, "worker"], env, data_dir / "logs" / "worker.log")

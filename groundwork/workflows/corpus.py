@@ -155,4 +155,4 @@ class CorpusResegmentWorkflow:
             # Versions activated while the batches ran still lack the new passages: cut them too.
 
 
-CORPUS_WORKFLOWS = [CorpusIngestWorkflow, CorpusResegmentWorkflow]
+CORPUS_WORKFLOWS: list[type] = [CorpusIngestWorkflow, CorpusResegmentWorkflow]

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
 
 from groundwork.activities.corpus import (
     activate_segmenter_version,
@@ -162,6 +163,9 @@ async def ingest_files(
             outcome.outcome, outcome.reason = "failed", "; ".join(r for r in reasons if r) or error.detail
         except OSError as error:
             outcome.outcome, outcome.reason = "failed", error.strerror or str(error)
+        except (WorkflowFailureError, ApplicationError) as error:
+            cause = getattr(error, "cause", None) or error
+            outcome.outcome, outcome.reason = "failed", f"ingestion failed: {getattr(cause, 'message', cause)}"
         finally:
             if progress is not None:
                 progress(outcome)

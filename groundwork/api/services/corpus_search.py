@@ -26,7 +26,6 @@ from groundwork.domain.errors import FieldError, InvalidRequest, NotFound
 from groundwork.domain.pagination import encode_cursor, page_request
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.persistence.repositories import tenancy
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlight_ranges
 from groundwork.search.corpus_index import corpus_index
 from groundwork.search.corpus_search import Hit, HitPage, SearchFilters, build_query, search_page
@@ -109,22 +108,22 @@ def _fingerprint(search: CorpusSearch) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-async def visible_subject_projects(principal: Principal, subject_type: str, subject_id: str) -> list[str]:
-    """Projects of the subject where the caller holds `context:read`; 404 when it sees none of them."""
-    children = await repo.subject_child_project_ids(principal.workspace_id, subject_type, subject_id)
-    if children is None:
-        raise NotFound(f"No such {subject_type}.")
-    visible = set(await tenancy.visible_project_ids(principal, CONTEXT_READ))
-    projects = [p for p in children if p in visible]
+async def search_scope(principal: Principal, subject_type: str, subject_id: str) -> repo.SearchScope:
+    """The subject's projects where the caller holds `context:read`; 404 when it sees none of them."""
+    scope = await repo.search_scope(
+        principal.workspace_id, principal.id, principal.is_admin, subject_type, subject_id, CONTEXT_READ
+    )
     # An admin sees an empty engagement; anyone else cannot tell it from one they may not see.
-    if not projects and not (principal.is_admin and not children):
+    visible = scope.readable_project_ids or (principal.is_admin and not scope.child_project_ids)
+    if not scope.subject_exists or not visible:
         raise NotFound(f"No such {subject_type}.")
-    return projects
+    return scope
 
 
 async def _hits(
     workspace_id: str,
     project_ids: list[str],
+    segmenter_ids: list[str],
     clauses: list[AnalyzedClause],
     *,
     limit: int,
@@ -134,7 +133,6 @@ async def _hits(
     kind: str | None = None,
 ) -> tuple[HitPage, dict[int, dict[str, Any]]]:
     empty: tuple[HitPage, dict[int, dict[str, Any]]] = (HitPage([], False, 0), {})
-    segmenter_ids = await repo.active_segmenter_ids()
     if not project_ids or not segmenter_ids:
         return empty
     index = corpus_index()
@@ -189,10 +187,11 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
             raise InvalidRequest(
                 "Invalid cursor.", [FieldError("cursor", "belongs to another search or is damaged")]
             ) from None
-    project_ids = await visible_subject_projects(principal, search.subject_type, search.subject_id)
+    scope = await search_scope(principal, search.subject_type, search.subject_id)
     page, rows = await _hits(
         principal.workspace_id,
-        project_ids,
+        scope.readable_project_ids,
+        scope.active_segmenter_ids,
         clauses,
         limit=page_req.limit,
         after=after,
@@ -222,5 +221,6 @@ async def project_passages(workspace_id: str, project_id: str, text: str, limit:
     clauses = analyze_clauses(words)
     if not clauses:
         return []
-    page, rows = await _hits(workspace_id, [project_id], clauses, limit=limit, after=None, offset=0)
+    segmenter_ids = await repo.active_segmenter_ids()
+    page, rows = await _hits(workspace_id, [project_id], segmenter_ids, clauses, limit=limit, after=None, offset=0)
     return [_passage(hit, rows[hit.seq], clauses) for hit in page.hits if hit.seq in rows]

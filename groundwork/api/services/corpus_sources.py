@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePosixPath
@@ -186,7 +187,9 @@ async def worker_polls(client: Client, task_queue: str) -> bool:
         )
     except RPCError:
         return False
-    return bool(response.pollers)
+    # Temporal keeps a poller listed for minutes after its worker died; a live one polls at least every ~70 s.
+    fresh_after = time.time() - 90
+    return any(p.last_access_time.ToSeconds() >= fresh_after for p in response.pollers)
 
 
 @dataclass(frozen=True)

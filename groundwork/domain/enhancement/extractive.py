@@ -144,13 +144,21 @@ class Statement:
 
 
 def sentences(text: str) -> list[str]:
-    """Split Markdown text into clean sentences (bullets and headings unwrapped)."""
-    result: list[str] = []
+    """Split Markdown text into clean sentences: wrapped lines rejoined, bullets and headings unwrapped."""
+    units: list[str] = []
     for raw_line in text.splitlines():
+        stripped = raw_line.strip()
+        starts_unit = not units or not stripped or bool(_BULLET.match(raw_line) or _HEADING.match(raw_line))
         line = _HEADING.sub("", _BULLET.sub("", raw_line)).strip()
         if not line or line.startswith("|"):
-            continue
-        for part in _SENTENCE_END.split(line):
+            units.append("")  # a blank line or a table row ends the paragraph
+        elif starts_unit or not units[-1]:
+            units.append(line)
+        else:
+            units[-1] += " " + line  # a wrapped line continues its paragraph
+    result: list[str] = []
+    for unit in units:
+        for part in _SENTENCE_END.split(unit):
             part = part.strip().strip("*_").strip()
             if len(part) >= 12:
                 result.append(part if part[-1] in ".!?:" else part + ".")

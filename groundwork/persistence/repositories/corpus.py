@@ -47,25 +47,60 @@ async def project_by_key(workspace_slug: str, key: str) -> dict[str, Any] | None
     return dict(row) if row else None
 
 
-async def subject_child_project_ids(workspace_id: str, subject_type: str, subject_id: str) -> list[str] | None:
-    """Projects under a project, engagement or portfolio of the workspace; None if no such subject."""
-    if subject_type == "project":
-        exists = "SELECT 1 FROM projects WHERE id = $2 AND workspace_id = $1"
-        children = "SELECT id FROM projects WHERE id = $2 AND workspace_id = $1"
-    elif subject_type == "engagement":
-        exists = "SELECT 1 FROM engagements WHERE id = $2 AND workspace_id = $1"
-        children = "SELECT id FROM projects WHERE engagement_id = $2 AND workspace_id = $1"
-    elif subject_type == "portfolio":
-        exists = "SELECT 1 FROM portfolios WHERE id = $2 AND workspace_id = $1"
-        children = (
-            "SELECT p.id FROM projects p JOIN engagements e ON e.id = p.engagement_id"
-            " WHERE e.portfolio_id = $2 AND p.workspace_id = $1"
-        )
-    else:
+@dataclass(frozen=True)
+class SearchScope:
+    """What a search may reach: whether the subject exists, its child projects, those the caller may read
+    (`permission`), and the active segmenter versions."""
+
+    subject_exists: bool
+    child_project_ids: list[str]
+    readable_project_ids: list[str]
+    active_segmenter_ids: list[str]
+
+
+_SUBJECT_CHILDREN = {
+    "project": "SELECT p.id FROM projects p WHERE p.workspace_id = $1 AND p.id = $2",
+    "engagement": "SELECT p.id FROM projects p WHERE p.workspace_id = $1 AND p.engagement_id = $2",
+    "portfolio": (
+        "SELECT p.id FROM projects p JOIN engagements e ON e.id = p.engagement_id"
+        " WHERE p.workspace_id = $1 AND e.portfolio_id = $2"
+    ),
+}
+_SUBJECT_EXISTS = {
+    "project": "SELECT 1 FROM projects WHERE workspace_id = $1 AND id = $2",
+    "engagement": "SELECT 1 FROM engagements WHERE workspace_id = $1 AND id = $2",
+    "portfolio": "SELECT 1 FROM portfolios WHERE workspace_id = $1 AND id = $2",
+}
+
+
+async def search_scope(
+    workspace_id: str, principal_id: str, is_admin: bool, subject_type: str, subject_id: str, permission: str
+) -> SearchScope:
+    """One round trip for everything a search needs to know before it touches the index."""
+    if subject_type not in _SUBJECT_CHILDREN:
         raise ValueError(f"unknown subject type {subject_type!r}")
-    if await db.fetchrow(exists, workspace_id, subject_id) is None:
-        return None
-    return [r["id"] for r in await db.fetch(children, workspace_id, subject_id)]
+    # Same visibility rule as tenancy.visible_project_ids: admins see all, others by a role's permission.
+    row = await db.fetchrow(
+        f"""
+        WITH children AS ({_SUBJECT_CHILDREN[subject_type]})
+        SELECT EXISTS ({_SUBJECT_EXISTS[subject_type]}) AS subject_exists,
+               ARRAY(SELECT id FROM children ORDER BY id) AS child_ids,
+               ARRAY(SELECT c.id FROM children c WHERE $4::boolean OR EXISTS (
+                   SELECT 1 FROM memberships m JOIN roles r ON r.name = m.role
+                   WHERE m.project_id = c.id AND m.principal_id = $3 AND $5 = ANY(r.permissions)) ORDER BY c.id)
+                 AS readable_ids,
+               ARRAY(SELECT id FROM corpus_segmenters WHERE active) AS segmenter_ids
+        """,
+        workspace_id,
+        subject_id,
+        principal_id,
+        is_admin,
+        permission,
+    )
+    assert row is not None
+    return SearchScope(
+        bool(row["subject_exists"]), list(row["child_ids"]), list(row["readable_ids"]), list(row["segmenter_ids"])
+    )
 
 
 # -- sources and versions ---------------------------------------------------------------------------------
@@ -339,15 +374,19 @@ async def passages_of_version(version_id: str, segmenter_id: str) -> list[dict[s
 
 async def passages_for_hits(workspace_id: str, seqs: list[int], project_ids: list[str]) -> dict[int, dict[str, Any]]:
     """Passages by index key, only if visible now: in the projects, of an active version and segmenter."""
+    # The hits (at most a page) first, whatever the statistics say; then their version, segmenter, source.
     rows = await db.fetch(
         """
+        WITH hits AS MATERIALIZED (
+            SELECT * FROM corpus_passages
+            WHERE seq = ANY($2::bigint[]) AND project_id = ANY($3::text[]) AND workspace_id = $1
+        )
         SELECT p.seq, p.id, p.project_id, p.page, p.paragraph, p.section, p.char_start, p.char_end, p.text,
                p.provenance_quality, p.segmenter_id, v.id AS version_id, s.id AS source_id, s.title, s.uri, s.kind
-        FROM corpus_passages p
+        FROM hits p
         JOIN corpus_source_versions v ON v.id = p.source_version_id AND v.status = 'active'
         JOIN corpus_segmenters g ON g.id = p.segmenter_id AND g.active
         JOIN corpus_sources s ON s.id = p.source_id
-        WHERE p.seq = ANY($2::bigint[]) AND p.project_id = ANY($3::text[]) AND p.workspace_id = $1
         """,
         workspace_id,
         seqs,

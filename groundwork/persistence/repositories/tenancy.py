@@ -172,3 +172,19 @@ async def project_permissions(principal: Principal, project_id: str) -> set[str]
     if principal.is_admin:
         return {"project:read", "work_items:write", "context:read"}
     return set(row["permissions"]) if row["permissions"] is not None else None
+
+
+async def principal_holds(principal_id: str, project_id: str, permission: str) -> bool:
+    """Whether a principal (a workspace admin, or a member whose role grants it) holds `permission` on a project."""
+    row = await db.fetchrow(
+        """
+        SELECT 1 FROM principals p JOIN projects j ON j.workspace_id = p.workspace_id AND j.id = $2
+        WHERE p.id = $1 AND (p.is_admin OR EXISTS (
+            SELECT 1 FROM memberships m JOIN roles r ON r.name = m.role
+            WHERE m.principal_id = p.id AND m.project_id = j.id AND $3 = ANY(r.permissions)))
+        """,
+        principal_id,
+        project_id,
+        permission,
+    )
+    return row is not None

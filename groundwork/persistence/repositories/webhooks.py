@@ -26,9 +26,7 @@ _START_COLUMNS = "id, workflow_id, generation, workspace_id, endpoint_id, event_
 
 async def count_endpoints(workspace_id: str) -> int:
     """How many endpoints a workspace has."""
-    row = await db.fetchrow(
-        "SELECT count(*) AS n FROM webhook_endpoints WHERE workspace_id = $1", workspace_id
-    )
+    row = await db.fetchrow("SELECT count(*) AS n FROM webhook_endpoints WHERE workspace_id = $1", workspace_id)
     return int(row["n"]) if row else 0
 
 
@@ -57,9 +55,7 @@ async def insert_endpoint(
     return dict(row)
 
 
-async def get_endpoint(
-    workspace_id: str, endpoint_id: str, *, for_update: bool = False
-) -> dict[str, Any] | None:
+async def get_endpoint(workspace_id: str, endpoint_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
     """The endpoint of the workspace with this id; `for_update` locks it until commit."""
     lock = " FOR UPDATE" if for_update else ""
     row = await db.fetchrow(
@@ -158,8 +154,7 @@ async def dispatch_outbox_batch(limit: int) -> tuple[int, list[dict[str, Any]]]:
             (event, endpoint)
             for event in events
             for endpoint in endpoints
-            if endpoint["workspace_id"] == event["workspace_id"]
-            and subscribes(endpoint["event_types"], event["type"])
+            if endpoint["workspace_id"] == event["workspace_id"] and subscribes(endpoint["event_types"], event["type"])
         ]
         created: list[dict[str, Any]] = []
         if pairs:
@@ -421,8 +416,7 @@ async def record_attempt(
         if delivery is None or delivery["generation"] != record.generation:
             return None
         existing = await db.fetchrow(
-            "SELECT number FROM webhook_delivery_attempts"
-            " WHERE delivery_id = $1 AND generation = $2 AND slot = $3",
+            "SELECT number FROM webhook_delivery_attempts WHERE delivery_id = $1 AND generation = $2 AND slot = $3",
             record.delivery_id,
             record.generation,
             record.slot,
@@ -479,9 +473,7 @@ async def record_attempt(
             reason,
             next_delay,
         )
-        disabled = await _endpoint_after_attempt(
-            delivery["endpoint_id"], record, exhausted=(reason == "exhausted")
-        )
+        disabled = await _endpoint_after_attempt(delivery["endpoint_id"], record, exhausted=(reason == "exhausted"))
         if disabled is not None and on_endpoint_disabled is not None:
             await on_endpoint_disabled(delivery["workspace_id"], delivery["endpoint_id"], disabled)
         return AttemptOutcome(status, number, disabled)

@@ -170,3 +170,32 @@ async def test_apply_with_stale_version_is_rejected_and_changes_nothing(
     assert item == current
     run_now = (await client.get(f"/api/v1/work-item-enhancements/{run['id']}", headers=workspace.headers(key))).json()
     assert run_now["data"]["state"] == "ready_for_review" and run_now["data"]["appliedDraftIds"] == []
+
+
+async def test_a_queued_run_without_a_workflow_is_started_by_the_sweep(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any, temporal_client: Any,
+    settings: Any,
+) -> None:
+    """The API commits the run before starting its workflow; if that start is lost, the sweep starts it."""
+    import asyncio
+
+    from groundwork.api.services.enhancement import sweep_queued_runs
+    from groundwork.domain.ids import new_id
+    from groundwork.persistence import db
+    from groundwork.persistence.repositories import enhancement as runs
+
+    key = await workspace.key("owner", admin=True)
+    run_id = new_id("wie")
+    async with db.transaction():  # what create_run commits before it calls Temporal
+        await runs.insert_run(run_id=run_id, workspace_id=workspace.id, project_id=work_item["projectId"],
+                              target_id=work_item["id"], actions=["estimate"], instructions="",
+                              requested_by=workspace.principals["owner"], code_context=False,
+                              generator="extractive-v1")
+    assert await sweep_queued_runs(temporal_client, settings.temporal_task_queue, 3600, older_than_seconds=0) >= 1
+    await sweep_queued_runs(temporal_client, settings.temporal_task_queue, 3600, older_than_seconds=0)  # no-op
+    for _ in range(100):
+        run = (await client.get(f"/api/v1/work-item-enhancements/{run_id}", headers=workspace.headers(key))).json()
+        if run["data"]["state"] == "ready_for_review":
+            break
+        await asyncio.sleep(0.05)
+    assert run["data"]["state"] == "ready_for_review" and len(run["data"]["drafts"]) == 1

@@ -34,7 +34,9 @@ def _folder(root: Path) -> Path:
     (docs / "runbooks").mkdir(parents=True)
     (docs / "runbooks" / "failover.md").write_text("# Failover\n\nPromote the standby in Frankfurt first.\n")
     (docs / "notes.txt").write_text("Kickoff notes: the quokka dashboard ships in June.\n")
-    (docs / "plan.pdf").write_bytes(build_pdf([["Cover page."], ["The marmoset migration runs on weekends."]], title="Plan"))
+    (docs / "plan.pdf").write_bytes(
+        build_pdf([["Cover page."], ["The marmoset migration runs on weekends."]], title="Plan")
+    )
     (docs / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
     (docs / "diagram.png").write_bytes(b"\x89PNG")
     (docs / ".hidden.md").write_text("never ingested")
@@ -51,7 +53,9 @@ async def test_ingest_through_the_worker_then_search_finds_pages_and_uris(
         "TEMPORAL_TASK_QUEUE": settings.temporal_task_queue,
         "GROUNDWORK_INDEX_DIR": str(settings.index_dir),
     }
-    code, out, err = await _groundwork("ingest", str(docs), "--project", "ALPHA", "--workspace", workspace.slug, env=env)
+    code, out, err = await _groundwork(
+        "ingest", str(docs), "--project", "ALPHA", "--workspace", workspace.slug, env=env
+    )
     assert code == 1, err  # one file failed, and says why
     assert "through the worker (Temporal)" in err
     assert "added      3 source(s), 4 passage(s)" in out
@@ -77,7 +81,9 @@ async def test_ingest_through_the_worker_then_search_finds_pages_and_uris(
     [hit] = (await search(client, workspace, key, "marmoset"))["data"]
     assert hit["page"] == 2
     (docs / "notes.txt").write_text("Kickoff notes: the quokka dashboard ships in July.\n")
-    code, out, err = await _groundwork("ingest", str(docs / "notes.txt"), "--project", workspace.projects["ALPHA"], env=env)
+    code, out, err = await _groundwork(
+        "ingest", str(docs / "notes.txt"), "--project", workspace.projects["ALPHA"], env=env
+    )
     assert code == 0 and "added      1 source(s), 1 passage(s)" in out, err
     [hit] = (await search(client, workspace, key, "quokka"))["data"]
     assert hit["text"].endswith("July.") and hit["source"]["uri"] == "notes.txt"
@@ -88,9 +94,19 @@ async def test_ingest_in_process_without_a_worker_and_reindex(
 ) -> None:
     docs = _folder(tmp_path)
     index_dir = tmp_path / "own-index"
-    env = {"DATABASE_URL": settings.database_url, "GROUNDWORK_INDEX_DIR": str(index_dir), "TEMPORAL_ADDRESS": "127.0.0.1:9"}
+    env = {
+        "DATABASE_URL": settings.database_url,
+        "GROUNDWORK_INDEX_DIR": str(index_dir),
+        "TEMPORAL_ADDRESS": "127.0.0.1:9",
+    }
     code, out, err = await _groundwork(
-        "ingest", str(docs / "notes.txt"), "--uri", "kickoff/notes.txt", "--project", workspace.projects["BETA"], env=env
+        "ingest",
+        str(docs / "notes.txt"),
+        "--uri",
+        "kickoff/notes.txt",
+        "--project",
+        workspace.projects["BETA"],
+        env=env,
     )
     assert code == 0, err
     assert "in this process" in err and "added      1 source(s), 1 passage(s)" in out

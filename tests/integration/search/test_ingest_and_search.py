@@ -108,7 +108,9 @@ async def test_the_answer_holds_stored_passages_and_nothing_synthesized(
     assert answer["data"], "expected passages"
     stored = {
         r["id"]: r["text"]
-        for r in await db.fetch("SELECT id, text FROM corpus_passages WHERE project_id = $1", workspace.projects["ALPHA"])
+        for r in await db.fetch(
+            "SELECT id, text FROM corpus_passages WHERE project_id = $1", workspace.projects["ALPHA"]
+        )
     }
     for passage in answer["data"]:
         assert set(passage) == PASSAGE_KEYS
@@ -130,7 +132,9 @@ async def test_malformed_queries_and_requests_are_400_never_500(
 
     wrong_type = await search(client, workspace, key, "x", subject=("team", "t1"), expect=400)
     assert wrong_type["code"] == "invalid_request" and wrong_type["errors"][0]["path"] == "subject_ref.type"
-    assert (await search(client, workspace, key, "x", subject=("project", "prj_nope"), expect=404))["code"] == "not_found"
+    assert (await search(client, workspace, key, "x", subject=("project", "prj_nope"), expect=404))[
+        "code"
+    ] == "not_found"
     assert (await search(client, workspace, key, "x", cursor="garbage!", expect=400))["errors"][0]["path"] == "cursor"
     assert (await search(client, workspace, key, "x", limit=0, expect=400))["errors"][0]["path"] == "limit"
     assert (await search(client, workspace, key, "x", kind="docx", expect=400))["errors"][0]["path"] == "kind"
@@ -139,7 +143,9 @@ async def test_malformed_queries_and_requests_are_400_never_500(
     too_long = await search(client, workspace, key, "word " * 300, expect=400)
     assert too_long["errors"][0]["path"] == "query"
     not_json = await client.post(
-        "/api/v1/context/search", content=b"{nope", headers=workspace.headers(key, **{"content-type": "application/json"})
+        "/api/v1/context/search",
+        content=b"{nope",
+        headers=workspace.headers(key, **{"content-type": "application/json"}),
     )
     assert not_json.status_code == 400
 
@@ -174,7 +180,11 @@ async def test_contributions_are_validated_field_by_field(
         ({**base, "kind": "pdf", "content": "x"}, 400, "content_base64"),
         ({**base, "kind": "pdf", "content_base64": "JVBERi0xLjQgYnJva2Vu"}, 422, "content"),
         ({**base, "content": "x", "provenance_quality": "perfect"}, 422, "provenance_quality"),
-        ({**base, "kind": "html", "content": "<p>x</p>", "provenance_quality": "exact_text"}, 422, "provenance_quality"),
+        (
+            {**base, "kind": "html", "content": "<p>x</p>", "provenance_quality": "exact_text"},
+            422,
+            "provenance_quality",
+        ),
         ({**base, "uri": "", "content": "x"}, 422, "uri"),
         ({**base, "project_id": "prj_nope", "content": "x"}, 422, "project_id"),
     ]

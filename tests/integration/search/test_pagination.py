@@ -53,7 +53,9 @@ async def test_hits_beyond_the_cap_are_unreachable_and_reported_as_truncated(
     await contribute(client, workspace, key, "BETA", "anvils.txt", body, kind="text")
     pages, cursor = [], None
     while True:
-        answer = await search(client, workspace, key, "anvil", project="BETA", limit=100, **({"cursor": cursor} if cursor else {}))
+        answer = await search(
+            client, workspace, key, "anvil", project="BETA", limit=100, **({"cursor": cursor} if cursor else {})
+        )
         pages.append(answer)
         cursor = answer["page"]["next_cursor"]
         if cursor is None:

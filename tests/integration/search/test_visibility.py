@@ -61,10 +61,12 @@ async def test_rest_fan_out_reaches_only_projects_with_context_read(
 
     guest = await workspace.key("gus", ["context-engine:read"], memberships={"ALPHA": "guest", "BETA": "guest"})
     for name in ("alpha", "beta", "engagement", "portfolio"):
-        assert (await search(client, workspace, guest, "zephyrine", subject=subjects[name], expect=404))["code"] == "not_found"
+        assert (await search(client, workspace, guest, "zephyrine", subject=subjects[name], expect=404))[
+            "code"
+        ] == "not_found"
 
     outsider = await workspace.key("out", ["context-engine:read"])
-    assert (await search(client, workspace, outsider, "zephyrine", subject=subjects["portfolio"], expect=404))
+    assert await search(client, workspace, outsider, "zephyrine", subject=subjects["portfolio"], expect=404)
 
     admin = await workspace.key("boss", ["context-engine:read"], admin=True)
     both = await search(client, workspace, admin, "zephyrine", subject=subjects["portfolio"])
@@ -75,14 +77,18 @@ async def test_rest_fan_out_reaches_only_projects_with_context_read(
     assert refused["required_scope"] == "context-engine:read"
 
 
-async def test_graphql_applies_the_same_visibility(client: httpx.AsyncClient, workspace: Workspace, worker: Any) -> None:
+async def test_graphql_applies_the_same_visibility(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
     await _seed(client, workspace)
     subjects = await _subjects(workspace)
     viewer = await workspace.key("vic", ["context-engine:read"], memberships={"ALPHA": "viewer", "BETA": "guest"})
 
     async def gql(subject: tuple[str, str], key: str = viewer) -> dict[str, Any]:
         variables = {"subject": {"type": subject[0], "id": subject[1]}, "query": "zephyrine", "first": 10}
-        response = await client.post("/graphql", json={"query": GQL, "variables": variables}, headers=workspace.headers(key))
+        response = await client.post(
+            "/graphql", json={"query": GQL, "variables": variables}, headers=workspace.headers(key)
+        )
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -97,7 +103,7 @@ async def test_graphql_applies_the_same_visibility(client: httpx.AsyncClient, wo
         assert connection["totalCount"] == 1 and connection["truncated"] is False
     [error] = (await gql(subjects["beta"]))["errors"]
     assert error["extensions"]["code"] == "not_found"
-    bad = (await gql(("project", subjects["alpha"][1])))
+    bad = await gql(("project", subjects["alpha"][1]))
     assert bad["data"]["contextCorpusSearch"]["nodes"]
     no_scope = await workspace.key("noscope", ["work-items:read"], admin=True)
     [error] = (await gql(subjects["alpha"], no_scope))["errors"]
@@ -124,7 +130,9 @@ async def test_mcp_search_context_applies_the_same_visibility(
             assert [p["id"] for p in answer["data"]] == [p["id"] for p in rest["data"]]
             assert answer["data"][0]["text"] == "Zephyrine rollout for project alpha."
         kind, subject_id = subjects["beta"]
-        hidden = await session.call_tool("search_context", {"subject_ref": {"type": kind, "id": subject_id}, "query": "zephyrine"})
+        hidden = await session.call_tool(
+            "search_context", {"subject_ref": {"type": kind, "id": subject_id}, "query": "zephyrine"}
+        )
         assert hidden.is_error and '"not_found"' in hidden.content[0].text
         malformed = await session.call_tool(
             "search_context", {"subject_ref": {"type": "project", "id": subjects["alpha"][1]}, "query": '"open'}

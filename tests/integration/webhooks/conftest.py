@@ -65,9 +65,7 @@ class Receiver:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         self.requests.append(Received(scope["path"], headers, b"".join(chunks)))
         status, extra = self.script.pop(0) if self.script else (self.default_status, {})
-        raw_headers = [(b"content-type", b"text/plain")] + [
-            (k.encode(), v.encode()) for k, v in extra.items()
-        ]
+        raw_headers = [(b"content-type", b"text/plain")] + [(k.encode(), v.encode()) for k, v in extra.items()]
         await send({"type": "http.response.start", "status": status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": f"answered {status}".encode()})
 
@@ -158,9 +156,7 @@ async def create_endpoint(
     return dict(response.json()["data"])
 
 
-async def wait_until(
-    check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "condition"
-) -> None:
+async def wait_until(check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "condition") -> None:
     """Poll `check` until it holds."""
     deadline = time.monotonic() + timeout
     while not await check():
@@ -168,12 +164,8 @@ async def wait_until(
         await asyncio.sleep(0.05)
 
 
-async def delivery_of(
-    client: httpx.AsyncClient, workspace: Workspace, key: str, endpoint_id: str
-) -> list[dict]:
+async def delivery_of(client: httpx.AsyncClient, workspace: Workspace, key: str, endpoint_id: str) -> list[dict]:
     """The endpoint's deliveries through the API, newest first."""
-    response = await client.get(
-        f"/api/v1/webhook-endpoints/{endpoint_id}/deliveries", headers=workspace.headers(key)
-    )
+    response = await client.get(f"/api/v1/webhook-endpoints/{endpoint_id}/deliveries", headers=workspace.headers(key))
     assert response.status_code == 200, response.text
     return list(response.json()["data"])

@@ -45,12 +45,8 @@ async def test_every_delivery_verifies_with_standardwebhooks(
     )
     assert endpoint["secret"].startswith("whsec_")
     sent = [
-        await emit(
-            workspace, "work_item_enhancement.queued", {"run_id": "wie_1", "requested_actions": ["design"]}
-        ),
-        await emit(
-            workspace, "notification.created", {"notification_id": "notification_1", "status": "unread"}
-        ),
+        await emit(workspace, "work_item_enhancement.queued", {"run_id": "wie_1", "requested_actions": ["design"]}),
+        await emit(workspace, "notification.created", {"notification_id": "notification_1", "status": "unread"}),
         await emit(workspace, "work_item_enhancement.completed", {"run_id": "wie_1", "draft_count": 2}),
     ]
     requests = await receiver.wait_for(3)
@@ -180,8 +176,7 @@ async def test_a_receiver_that_was_down_receives_everything_once_it_is_back(
     settings = dataclasses.replace(webhook_settings, webhook_schedule=(0, 0.3, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5))
     relay = OutboxRelay(temporal_client, settings)
     sent = [
-        await emit(workspace, "context_engine.contribution_persisted", {"subject_id": f"prj_{i}"})
-        for i in range(8)
+        await emit(workspace, "context_engine.contribution_persisted", {"subject_id": f"prj_{i}"}) for i in range(8)
     ]
     assert await relay.run_once() == 8
 
@@ -222,15 +217,13 @@ async def test_410_disables_the_endpoint(
     await receiver.wait_for(1)
 
     async def disabled() -> bool:
-        response = await client.get(
-            f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key)
-        )
+        response = await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))
         return response.json()["data"]["enabled"] is False
 
     await wait_until(disabled, what="the endpoint to be disabled")
-    data = (
-        await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))
-    ).json()["data"]
+    data = (await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))).json()[
+        "data"
+    ]
     assert data["disabledReason"] == "gone" and data["disabledAt"] is not None
     [delivery] = await delivery_of(client, workspace, key, endpoint["id"])
     assert delivery["status"] == "failed" and delivery["failureReason"] == "endpoint_gone"
@@ -238,9 +231,7 @@ async def test_410_disables_the_endpoint(
 
     await emit(workspace, "notification.created")
     await relay.run_once()
-    assert (
-        len(await delivery_of(client, workspace, key, endpoint["id"])) == 1
-    )  # nothing for a disabled endpoint
+    assert len(await delivery_of(client, workspace, key, endpoint["id"])) == 1  # nothing for a disabled endpoint
     assert len(receiver.requests) == 1
     for path in (
         f"/api/v1/webhook-endpoints/{endpoint['id']}/test",
@@ -294,9 +285,9 @@ async def test_exhausted_schedule_fails_the_delivery_and_five_failing_days_disab
     await wait_until(failed, what="the delivery to fail")
     [delivery] = await delivery_of(client, workspace, key, endpoint["id"])
     assert delivery["failureReason"] == "exhausted" and delivery["attemptCount"] == 4
-    data = (
-        await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))
-    ).json()["data"]
+    data = (await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))).json()[
+        "data"
+    ]
     assert data["enabled"] is True and data["consecutiveFailures"] == 1 and data["failingSince"] is not None
 
     # The streak began five days and a minute ago: the next failed attempt disables the endpoint.
@@ -308,15 +299,13 @@ async def test_exhausted_schedule_fails_the_delivery_and_five_failing_days_disab
     await receiver.wait_for(5)
 
     async def disabled() -> bool:
-        response = await client.get(
-            f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key)
-        )
+        response = await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))
         return response.json()["data"]["enabled"] is False
 
     await wait_until(disabled, what="the failing endpoint to be disabled")
-    data = (
-        await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))
-    ).json()["data"]
+    data = (await client.get(f"/api/v1/webhook-endpoints/{endpoint['id']}", headers=workspace.headers(key))).json()[
+        "data"
+    ]
     assert data["disabledReason"] == "failing"
 
     async def second_failed() -> bool:

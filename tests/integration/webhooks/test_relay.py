@@ -100,9 +100,7 @@ async def test_a_claim_committed_without_its_start_is_started_by_the_next_sweep(
     event_id = await emit(workspace, "notification.created")
     # A relay claims the event (deliveries created, event dispatched) and dies before starting anything.
     claimed, created = await repo.dispatch_outbox_batch(1000)
-    assert claimed >= 1 and [d["event_id"] for d in created if d["endpoint_id"] == endpoint["id"]] == [
-        event_id
-    ]
+    assert claimed >= 1 and [d["event_id"] for d in created if d["endpoint_id"] == endpoint["id"]] == [event_id]
     patient = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=3600)
     await patient.run_once()
     assert receiver.requests == []  # within the grace period: it may still be starting elsewhere
@@ -130,9 +128,7 @@ async def test_several_relays_at_once_start_each_delivery_once(
     await receiver.wait_for(30)
     await asyncio.sleep(0.3)
     assert sorted(r.headers["webhook-id"] for r in receiver.requests) == sorted(sent)
-    deliveries = await repo.list_deliveries(
-        endpoint["id"], status=None, event_type=None, after_id=None, limit=100
-    )
+    deliveries = await repo.list_deliveries(endpoint["id"], status=None, event_type=None, after_id=None, limit=100)
     assert len(deliveries) == 30
 
 

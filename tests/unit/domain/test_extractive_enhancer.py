@@ -120,3 +120,9 @@ def test_steering_parses_focus_and_exclusions() -> None:
     steering = Steering.parse("Focus: security and latency. Ignore billing, invoices")
     assert {"secu", "late"} <= steering.focus  # stems
     assert steering.exclude == ("billing", "invoices")
+
+
+def test_wrapped_lines_are_rejoined_into_one_sentence() -> None:
+    text = "Card numbers must never appear in\napplication logs at all.\n\n- A bullet that\nwraps too."
+    assert sentences(text) == ["Card numbers must never appear in application logs at all.",
+                               "A bullet that wraps too."]

@@ -1,0 +1,52 @@
+"""Drafts are grounded in the project's corpus, and only in what the requester may read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.conftest import Workspace
+from tests.integration.enhancement.conftest import create_run
+from tests.integration.search.helpers import contribute
+
+RUNBOOK = """# Card vault runbook
+
+## Tokens
+
+PSP tokens must be rotated whenever the PSP signals a card update. Card numbers must never appear in
+application logs; the log scrubber rejects any 13-19 digit sequence.
+
+## Migration
+
+The legacy vault export runs nightly; the migration to PSP tokens must finish before the vault licence ends.
+"""
+
+
+async def test_drafts_cite_corpus_passages_of_the_project(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    await contribute(client, workspace, key, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    run = (await create_run(client, workspace, key, work_item["id"], ["requirements", "risk_check"])).json()["data"]
+    requirements = next(d for d in run["drafts"] if d["field"] == "requirements")
+    passages = [r for r in requirements["evidenceRefs"] if r["kind"] == "passage"]
+    assert passages and all(r["id"].startswith("psg_") for r in passages)
+    assert "Card numbers must never appear in application logs" in requirements["proposedValue"]
+    digest = next(a for a in run["artifacts"] if a["type"] == "evidence_digest" and "requirements" in a["title"])
+    assert "corpus source" in digest["summary"] and "Card vault runbook" in digest["body"]
+    only_item = (await create_run(client, workspace, key, work_item["id"], ["requirements"])).json()["data"]
+    assert only_item["drafts"][0]["confidence"] == requirements["confidence"]  # same input, same output
+
+
+async def test_a_requester_without_context_read_gets_no_corpus_evidence(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    admin = await workspace.key("owner", admin=True)
+    await contribute(client, workspace, admin, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    guest = await workspace.key("guest", memberships={"ALPHA": "guest"})
+    run = (await create_run(client, workspace, guest, work_item["id"], ["requirements"])).json()["data"]
+    assert run["state"] == "ready_for_review"
+    refs = {r["kind"] for d in run["drafts"] for r in d["evidenceRefs"]}
+    assert refs == {"work_item"}
+    assert "application logs" not in run["drafts"][0]["proposedValue"]

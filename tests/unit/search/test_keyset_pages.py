@@ -1,0 +1,59 @@
+"""Keyset pages over Tantivy: every hit once, in (score desc, seq asc) order, even when scores tie
+across segments whose document order is not seq order."""
+
+from __future__ import annotations
+
+import tantivy
+
+from groundwork.domain.corpus import parse_query
+from groundwork.search.analysis import analyze_clauses
+from groundwork.search.corpus_index import build_schema
+from groundwork.search.corpus_search import SearchFilters, build_query, search_page
+
+
+def _index(batches: list[list[tuple[int, str, str]]]) -> tantivy.Index:
+    schema = build_schema()
+    index = tantivy.Index(schema)
+    writer = index.writer(15_000_000, 1)
+    for batch in batches:  # one commit per batch: one segment each
+        for seq, text, project in batch:
+            doc = tantivy.Document()
+            doc.add_integer("seq", seq)
+            doc.add_text("text", text)
+            for name, value in (("project_id", project), ("segmenter_id", "paragraph@1"), ("kind", "text")):
+                doc.add_text(name, value)
+            writer.add_document(doc)
+        writer.commit()
+    index.reload()
+    return index
+
+
+def _walk(index: tantivy.Index, query: str, limit: int, cap: int = 1000) -> list[tuple[int, float]]:
+    clauses = analyze_clauses(parse_query(query))
+    built = build_query(index.schema, clauses, SearchFilters(["p1"], ["paragraph@1"]))
+    seen: list[tuple[int, float]] = []
+    after = None
+    while True:
+        page = search_page(index.searcher(), built, limit=limit, after=after, offset=len(seen), cap=cap)
+        seen += [(h.seq, h.score) for h in page.hits]
+        if not page.has_more:
+            return seen
+        after = (page.hits[-1].score, page.hits[-1].seq)
+
+
+def test_tied_scores_across_segments_are_paged_by_seq_each_once() -> None:
+    later = [(seq, f"Anvil {seq}", "p1") for seq in range(500, 560)]
+    earlier = [(seq, f"Anvil {seq}", "p1") for seq in range(0, 60)]
+    index = _index([later, earlier, [(9999, "Anvil elsewhere", "p2")]])
+    seen = _walk(index, "anvil", limit=7)
+    assert [seq for seq, _ in seen] == list(range(0, 60)) + list(range(500, 560))
+
+
+def test_pages_follow_score_then_seq_and_respect_the_cap() -> None:
+    docs = [(seq, "ledger " * (1 + seq % 4) + f"entry {seq}", "p1") for seq in range(200)]
+    index = _index([docs[100:], docs[:100]])
+    seen = _walk(index, "ledger", limit=9)
+    assert len(seen) == 200 and len({s for s, _ in seen}) == 200
+    assert seen == sorted(seen, key=lambda hit: (-hit[1], hit[0]))
+    capped = _walk(index, "ledger", limit=9, cap=50)
+    assert [s for s, _ in capped] == [s for s, _ in seen[:50]]
