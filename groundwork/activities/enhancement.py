@@ -20,6 +20,7 @@ from groundwork.domain.enhancement.enhancer import EnhancementContext, Enhancer,
 from groundwork.domain.enhancement.extractive import work_item_evidence
 from groundwork.domain.enhancement.model import (
     REVIEWABLE_STATES,
+    ActionOutput,
     DraftState,
     draft_ineligibility,
 )
@@ -64,7 +65,7 @@ class NewActionRequest:
 @dataclass
 class RunFailure:
     run_id: str
-    action: str | None
+    request_id: str
     error_code: str
     message: str
     # A failed extra action leaves a reviewable run reviewable; a failed initial action fails the run.
@@ -145,24 +146,29 @@ class EnhancementActivities:
         item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
         if item is None:
             raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
-        evidence = work_item_evidence(item.id, item.title, item.fields)
-        evidence += await self.evidence.passages(
-            run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
-        )
-        context = EnhancementContext(
-            action=run_action.action,
-            work_item_id=item.id,
-            work_item_key=item.key,
-            title=item.title,
-            fields=dict(item.fields),
-            evidence=tuple(evidence),
-            instructions=run_action.instructions,
-            code_context_unavailable_reason=NO_CONNECTOR if run.code_context else NO_SCOPE,
-        )
-        output = await _with_heartbeats(self.enhancer.enhance(context))
+
+        async def generate() -> ActionOutput:
+            evidence = work_item_evidence(item.id, item.title, item.fields)
+            evidence += await self.evidence.passages(
+                run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
+            )
+            return await self.enhancer.enhance(
+                EnhancementContext(
+                    action=run_action.action,
+                    work_item_id=item.id,
+                    work_item_key=item.key,
+                    title=item.title,
+                    fields=dict(item.fields),
+                    evidence=tuple(evidence),
+                    instructions=run_action.instructions,
+                    code_context_unavailable_reason=NO_CONNECTOR if run.code_context else NO_SCOPE,
+                )
+            )
+
+        output = await _with_heartbeats(generate())
         async with db.transaction():
-            locked = await runs.get_run_action(request.run_id, request.request_id)
-            if locked is not None and locked.state == "completed":  # a concurrent retry won the race
+            locked = await runs.get_run_action(request.run_id, request.request_id, for_update=True)
+            if locked is not None and locked.state == "completed":  # an overlapping attempt committed first
                 drafts, artifacts = await runs.outputs_of_action(run_action.id)
                 return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
             drafts, artifacts = await runs.record_action_output(run_action, output)
@@ -239,11 +245,15 @@ class EnhancementActivities:
         async with db.transaction():
             run = await runs.get_run_by_id(failure.run_id, for_update=True)
             assert run is not None
+            # A retry after the commit finds the run already settled: no second `failed` event.
+            if run.state in ("failed", "expired") or (not failure.fail_run and run.state != "running"):
+                return run.state
+            action = None
             for pending in await runs.list_run_actions(failure.run_id):
+                if pending.request_id == failure.request_id:
+                    action = pending.action
                 if pending.state == "pending":
                     await runs.fail_run_action(pending.id, failure.error_code)
-            if run.state in ("failed", "expired"):
-                return run.state
             if failure.fail_run:
                 next_state = "failed"
                 await runs.set_run_state(
@@ -266,7 +276,7 @@ class EnhancementActivities:
                 actor_id=run.requested_by,
                 payload={
                     "run_id": failure.run_id,
-                    "action": failure.action,
+                    "action": action,
                     "error_code": failure.error_code,
                     "failed_at": _ts(now),
                 },
@@ -294,6 +304,9 @@ class EnhancementActivities:
             if item is None:
                 return ApplyOutcome(False, code="not_found")
             expired = run.state == "expired" or (run.review_expires_at is not None and run.review_expires_at <= _now())
+            # The version first: of two applies racing on one version, the loser always gets 409.
+            if item.version != parse_version(command.expected_target_version):
+                return ApplyOutcome(False, code="target_version_mismatch", current_version=_ts(item.version))
             all_drafts = await runs.list_drafts(command.run_id, for_update=True)
             states: dict[str, DraftState] = {d.id: d.state() for d in all_drafts}
             reasons = draft_ineligibility(command.draft_ids, states, run.state, expired)
@@ -301,8 +314,6 @@ class EnhancementActivities:
                 return ApplyOutcome(
                     False, code="draft_not_eligible", ineligible=reasons, current_version=_ts(item.version)
                 )
-            if item.version != parse_version(command.expected_target_version):
-                return ApplyOutcome(False, code="target_version_mismatch", current_version=_ts(item.version))
             chosen = [d for d in all_drafts if d.id in set(command.draft_ids)]
             fields = {**item.fields, **{d.field: d.proposed_value for d in chosen}}
             changes = {

@@ -6,6 +6,7 @@ import logging
 import re
 from typing import Any
 
+import asyncpg
 from litestar import Request, Response
 from litestar.exceptions import (
     HTTPException,
@@ -103,6 +104,13 @@ def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Respons
     return problem(exc.status_code, "http_error", "Request failed", str(exc.detail))
 
 
+def data_error_handler(_: Request[Any, Any, Any], exc: asyncpg.DataError) -> Response[dict[str, Any]]:
+    """PostgreSQL refused a value the caller sent (a NUL character, a number out of range): a 400, not a 500."""
+    log.info("database refused a caller value: %s", exc)
+    return problem(400, "invalid_request", "Invalid request", "A value in the request cannot be stored or compared.",
+                   errors=[{"path": "body", "message": str(exc).splitlines()[0]}])
+
+
 def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     """Anything unforeseen is a 500 problem; the detail stays in the log, not the answer."""
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
@@ -111,6 +119,7 @@ def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) ->
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     GroundworkError: groundwork_error_handler,
+    asyncpg.DataError: data_error_handler,
     HTTPException: http_error_handler,
     Exception: unexpected_error_handler,
 }

@@ -94,6 +94,12 @@ def run_resource(view: Any) -> dict[str, Any]:
             "version": format_version(run.target_version),
         },
         "requestedActions": [a.action for a in view.actions],
+        # Each requested action with its own outcome: a failed review-time action leaves the run reviewable.
+        "actions": [
+            {"action": a.action, "state": a.state, "errorCode": a.error_code, "requestedAt": timestamp(a.created_at),
+             "completedAt": timestamp(a.completed_at)}
+            for a in view.actions
+        ],
         "instructions": run.instructions,
         "drafts": [draft_resource(d, view.eligible[d.id]) for d in view.drafts],
         "artifacts": [artifact_resource(a) for a in view.artifacts],

@@ -125,6 +125,14 @@ class IdempotencyKeyReused(GroundworkError):
     title = "Idempotency-Key reused"
 
 
+class ServiceUnavailable(GroundworkError):
+    """A dependency (Temporal, PostgreSQL) cannot be reached right now; retrying later may succeed."""
+
+    status = 503
+    code = "service_unavailable"
+    title = "Service unavailable"
+
+
 class RateLimited(GroundworkError):
     status = 429
     code = "rate_limited"

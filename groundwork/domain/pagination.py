@@ -21,6 +21,15 @@ class PageRequest:
     limit: int
     after: dict[str, Any] | None
 
+    def after_text(self, key: str = "id") -> str | None:
+        """The cursor's text position `key`, or None on the first page; a forged cursor is a 400."""
+        if self.after is None:
+            return None
+        value = self.after.get(key)
+        if not isinstance(value, str):
+            raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")])
+        return value
+
 
 def encode_cursor(position: dict[str, Any]) -> str:
     """Make an opaque cursor from a keyset position."""

@@ -18,11 +18,9 @@ ALL_SCOPES: tuple[str, ...] = (
     "context-engine:staffing",
     "context-engine:contribute",
     "agent:read",
-    "notifications:read",
-    "notifications:write",
-    "notifications:operate",
     "webhooks:manage",
 )
+# notifications:read, :write and :operate are proposed by the v0.2 contract but "not grantable yet".
 
 
 def unknown_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:

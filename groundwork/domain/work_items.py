@@ -69,7 +69,10 @@ def parse_version(text: str) -> datetime:
     parsed = datetime.fromisoformat(spelled)
     if parsed.tzinfo is None:
         raise ValueError("a version needs its UTC offset, e.g. a trailing 'Z'")
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the timestamp is out of range") from None
 
 
 def full_fields(values: dict[str, Any]) -> dict[str, Any]:

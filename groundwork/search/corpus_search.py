@@ -17,6 +17,7 @@ from groundwork.search.analysis import AnalyzedClause
 _OCCUR = {"should": tantivy.Occur.Should, "must": tantivy.Occur.Must, "must_not": tantivy.Occur.MustNot}
 # Extra hits collected past the cursor's offset, so small shifts of the index between pages cost nothing.
 _SLACK = 16
+_LAZY_FILTER_VALUES = 64
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,16 @@ def build_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], filters: 
     parts = [(tantivy.Occur.Must, tantivy.Query.boolean_query(text_parts))]
 
     def restrict(field: str, values: list[str]) -> None:
-        matches = tantivy.Query.term_set_query(schema, field, values)
+        # Term queries advance lazily alongside the text query; a term set first collects every
+        # document of every value, which costs more until the set is large.
+        if len(values) == 1:
+            matches = tantivy.Query.term_query(schema, field, values[0])
+        elif len(values) <= _LAZY_FILTER_VALUES:
+            matches = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(schema, field, v)) for v in values]
+            )
+        else:
+            matches = tantivy.Query.term_set_query(schema, field, values)
         # A filter inside a Must would add to the BM25 score unless its own score is constant zero.
         parts.append((tantivy.Occur.Must, tantivy.Query.const_score_query(matches, 0.0)))
 

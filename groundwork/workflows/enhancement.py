@@ -111,7 +111,7 @@ class EnhancementRunWorkflow:
             )
             async with self.lock:
                 for request_id in pending:
-                    if not await self._perform(request_id, None, fail_run=True):
+                    if not await self._perform(request_id, fail_run=True):
                         return self.state
                 await self._finish()
             deadline = workflow.now() + timedelta(seconds=input.review_window_seconds)
@@ -160,7 +160,7 @@ class EnhancementRunWorkflow:
                 retry_policy=STEP_RETRY,
             )
             await self._set_state("running")
-            if await self._perform(update.request_id, update.action, fail_run=False):
+            if await self._perform(update.request_id, fail_run=False):
                 await self._finish()
         return self.state
 
@@ -203,7 +203,7 @@ class EnhancementRunWorkflow:
         """The state as this workflow knows it."""
         return self.state
 
-    async def _perform(self, request_id: str, action: str | None, *, fail_run: bool) -> bool:
+    async def _perform(self, request_id: str, *, fail_run: bool) -> bool:
         try:
             await workflow.execute_activity(
                 "enhancement_perform_action",
@@ -216,7 +216,7 @@ class EnhancementRunWorkflow:
         except ActivityError as error:
             state = await workflow.execute_activity(
                 "enhancement_fail",
-                RunFailure(self.input.run_id, action, _action_error_code(error), str(error.cause or error), fail_run),
+                RunFailure(self.input.run_id, request_id, _action_error_code(error), str(error.cause or error), fail_run),
                 result_type=str,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=STEP_RETRY,

@@ -14,6 +14,7 @@ from groundwork.api.services import enhancement as service
 from groundwork.api.services.idempotent_calls import call_once
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
+from groundwork.domain.principals import Principal
 
 
 @strawberry.type
@@ -165,6 +166,8 @@ class MutationError:
     code: str
     message: str
     path: list[str] | None = None
+    # Extra members of the error, as REST's problem body carries them (e.g. the apply diff, current_version).
+    details: JSON | None = None
 
 
 @strawberry.type
@@ -239,17 +242,24 @@ def _idempotency_key(info: Info[GraphQLContext, Any], given: str | None) -> str 
 
 
 def _errors(outcome: dict[str, Any]) -> list[MutationError]:
+    """One entry per invalid field (with its input path), else one for the whole call."""
     error = outcome.get("error")
     if not error:
         return []
-    return [MutationError(code=error["code"], message=error["message"], path=None)]
+    details = {k: v for k, v in error.items() if k not in ("code", "message", "errors")} or None
+    fields = error.get("errors") or []
+    if fields:
+        return [MutationError(code=error["code"], message=f["message"], path=["input", *f["path"].split(".")],
+                              details=details) for f in fields]
+    return [MutationError(code=error["code"], message=error["message"], path=None, details=details)]
 
 
-async def _run_or_none(info: Info[GraphQLContext, Any], outcome: dict[str, Any]) -> WorkItemEnhancementRun | None:
+async def _run_or_none(principal: Principal, outcome: dict[str, Any]) -> WorkItemEnhancementRun | None:
+    # The mutation's own scope suffices to see the run it just changed (as REST answers it).
     run_id = outcome.get("run_id")
     if not run_id:
         return None
-    return WorkItemEnhancementRun.of(await service.load_run(require(info, SCOPE_READ), run_id))
+    return WorkItemEnhancementRun.of(await service.load_run(principal, run_id))
 
 
 async def create_work_item_enhancement_run(
@@ -288,7 +298,7 @@ async def create_work_item_enhancement_run(
     return CreateWorkItemEnhancementRunPayload(
         ok="error" not in outcome,
         idempotency_replayed=replayed,
-        run=await _run_or_none(info, outcome),
+        run=await _run_or_none(principal, outcome),
         errors=_errors(outcome),
     )
 
@@ -325,7 +335,7 @@ async def run_work_item_enhancement_action(
     return RunWorkItemEnhancementActionPayload(
         ok="error" not in outcome,
         idempotency_replayed=replayed,
-        run=await _run_or_none(info, outcome),
+        run=await _run_or_none(principal, outcome),
         errors=_errors(outcome),
     )
 
@@ -366,7 +376,7 @@ async def apply_work_item_enhancement_drafts(
     return ApplyWorkItemEnhancementDraftsPayload(
         ok="error" not in outcome,
         idempotency_replayed=replayed,
-        run=await _run_or_none(info, outcome),
+        run=await _run_or_none(principal, outcome),
         errors=_errors(outcome),
     )
 

@@ -30,7 +30,7 @@ async def _replayable(
         raise tool_error(error) from None
     if "error" in outcome:
         raise tool_error(_Stored(outcome["error"]))
-    view = await service.load_run(caller(ctx, SCOPE_READ), outcome["run_id"])
+    view = await service.load_run(principal, outcome["run_id"])  # the tool's own scope suffices
     return {"data": run_resource(view), "idempotency_replayed": replayed}
 
 

@@ -43,7 +43,14 @@ from groundwork.domain.enhancement.model import (
     validate_actions,
     validate_instructions,
 )
-from groundwork.domain.errors import FieldError, GroundworkError, NotFound, PermissionDenied, ValidationFailed
+from groundwork.domain.errors import (
+    FieldError,
+    GroundworkError,
+    NotFound,
+    PermissionDenied,
+    ServiceUnavailable,
+    ValidationFailed,
+)
 from groundwork.domain.ids import new_id
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.principals import Principal
@@ -229,7 +236,7 @@ async def list_runs(
     """Runs of the caller's visible projects, newest first."""
     page = page_request(limit, cursor)
     project_ids = await tenancy.visible_project_ids(principal)
-    after = page.after.get("id") if page.after else None
+    after = page.after_text()
     rows = await runs.list_runs(
         principal.workspace_id,
         project_ids,
@@ -289,15 +296,24 @@ async def run_action(
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         )
     except (WorkflowUpdateFailedError, RPCError) as error:
-        raise _update_error(error) from None
-    try:
-        await asyncio.wait_for(update.result(), timeout=seconds) if seconds > 0 else None
-    except TimeoutError:
-        pass
-    except WorkflowUpdateFailedError as error:
-        raise _update_error(error) from None
-    view = await _view(await _visible_run(principal, run_id))
-    return view, view.finished and seconds > 0
+        raise _temporal_error(error) from None
+    finished = False
+    if seconds > 0:
+        try:
+            await asyncio.wait_for(update.result(), timeout=seconds)
+            finished = True  # the Update's own completion decides, not a state read that may race it
+        except TimeoutError:
+            pass
+        except WorkflowUpdateFailedError as error:
+            raise _update_error(error) from None
+    return await _view(await _visible_run(principal, run_id)), finished
+
+
+def _temporal_error(error: BaseException) -> GroundworkError:
+    """A rejected Update, a closed workflow (409), or Temporal out of reach (503)."""
+    if isinstance(error, RPCError) and error.status != RPCStatusCode.NOT_FOUND:
+        return ServiceUnavailable("The workflow service cannot be reached; retry shortly.")
+    return _update_error(error)
 
 
 async def _apply_permission(principal: Principal, run: runs.RunRow) -> None:
@@ -320,17 +336,23 @@ async def prepare_apply(principal: Principal, run_id: str, draft_ids: Any) -> tu
     """The field-level diff an apply of `draft_ids` would make, and the version to confirm against."""
     ids = _check_draft_ids(draft_ids)
     view = await load_run(principal, run_id)
+    _check_reviewable(view)
     states = {d.id: d.state() for d in view.drafts}
     reasons = draft_ineligibility(ids, states, view.run.state, view.expired)
     if reasons:
         raise DraftNotEligible(list(reasons), reasons)
-    if view.run.state not in REVIEWABLE_STATES:
-        raise RunNotReviewable(f"The run is {view.run.state}.")
     item = await work_item_repo.get_work_item(principal.workspace_id, view.run.target_id)
     assert item is not None
     by_id = {d.id: d for d in view.drafts}
     diff = [FieldDiff(by_id[i].field, item.fields.get(by_id[i].field), by_id[i].proposed_value, i) for i in ids]
     return diff, format_version(item.version)
+
+
+def _check_reviewable(view: RunView) -> None:
+    if view.expired:
+        raise RunNotReviewable("The run's review window has ended; its drafts can no longer be applied.")
+    if view.run.state not in REVIEWABLE_STATES:
+        raise RunNotReviewable(f"The run is {view.run.state}; only a run ready for review can be applied.")
 
 
 def diff_resource(diff: list[FieldDiff], version: str) -> dict[str, Any]:
@@ -354,10 +376,9 @@ async def apply_drafts(
 ) -> RunView:
     """Apply selected drafts after confirmation, guarded by the target version."""
     ids = _check_draft_ids(draft_ids)
-    run = await _visible_run(principal, run_id)
-    await _apply_permission(principal, run)
-    if run.state not in REVIEWABLE_STATES:
-        raise RunNotReviewable(f"The run is {run.state}; only a run ready for review can be applied.")
+    view = await load_run(principal, run_id)
+    await _apply_permission(principal, view.run)
+    _check_reviewable(view)
     if confirm is not True:
         diff, version = await prepare_apply(principal, run_id, ids)
         raise ConfirmationRequired(
@@ -381,9 +402,7 @@ async def apply_drafts(
             id=apply_id,
         )
     except (WorkflowUpdateFailedError, RPCError) as error:
-        if isinstance(error, RPCError) and error.status != RPCStatusCode.NOT_FOUND:
-            raise
-        raise _update_error(error) from None
+        raise _temporal_error(error) from None
     if not outcome.ok:
         if outcome.code == "target_version_mismatch":
             raise TargetVersionMismatch(outcome.current_version or "")
@@ -406,7 +425,7 @@ async def list_drafts(
     """Drafts of a visible run, newest first, filtered by field, eligibility and action."""
     page = page_request(limit, cursor)
     view = await load_run(principal, run_id)
-    after = page.after.get("id") if page.after else None
+    after = page.after_text()
     drafts = [
         d
         for d in view.drafts
@@ -430,7 +449,7 @@ async def list_artifacts(
     """Artifacts of a visible run, newest first."""
     page = page_request(limit, cursor)
     await _visible_run(principal, run_id)
-    after = page.after.get("id") if page.after else None
+    after = page.after_text()
     rows = await runs.list_artifacts(run_id, type=type, after_id=after, limit=page.limit + 1)
     return page_info(rows, page.limit, lambda a: {"id": a.id})
 

@@ -106,7 +106,7 @@ async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_priva
     await check_url(new.url, allow_private=allow_private)
     async with db.transaction():
         # Serialise creations per workspace so the limit holds under concurrency.
-        await db.execute("SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))", principal.workspace_id)
+        await repo.lock_workspace_endpoints(principal.workspace_id)
         if await repo.count_endpoints(principal.workspace_id) >= MAX_ENDPOINTS_PER_WORKSPACE:
             raise EndpointLimitReached(f"A workspace may have at most {MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints.")
         return await repo.insert_endpoint(
@@ -132,7 +132,7 @@ async def list_endpoints(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The workspace's endpoints, newest first, keyset-paginated."""
     page = page_request(limit, cursor)
-    after = page.after.get("id") if page.after else None
+    after = page.after_text()
     rows = await repo.list_endpoints(
         principal.workspace_id, after_id=str(after) if after is not None else None, limit=page.limit + 1
     )
@@ -193,7 +193,7 @@ async def list_deliveries(
     if event_type is not None and event_type not in rules.EVENT_TYPES:
         raise ValidationFailed("Invalid filter.", [FieldError("event_type", "not a known event type")])
     await get_endpoint(principal, endpoint_id)
-    after = page.after.get("id") if page.after else None
+    after = page.after_text()
     rows = await repo.list_deliveries(
         endpoint_id,
         status=status,

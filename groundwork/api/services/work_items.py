@@ -115,7 +115,7 @@ async def list_work_items(
     project_ids = await tenancy.visible_project_ids(principal)
     if project_id is not None:
         project_ids = [p for p in project_ids if p == project_id]
-    after = page.after.get("id") if page.after else None
+    after = page.after_text()
     items = await repo.list_work_items(
         principal.workspace_id,
         project_ids,

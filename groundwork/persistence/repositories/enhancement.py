@@ -153,10 +153,11 @@ async def insert_run_action(run_id: str, request_id: str, action: str, instructi
     return RunActionRow(**dict(row))
 
 
-async def get_run_action(run_id: str, request_id: str) -> RunActionRow | None:
-    """One action request of a run."""
+async def get_run_action(run_id: str, request_id: str, *, for_update: bool = False) -> RunActionRow | None:
+    """One action request of a run; `for_update` locks it until commit (one attempt records its output)."""
+    lock = " FOR UPDATE" if for_update else ""
     row = await db.fetchrow(
-        "SELECT * FROM enhancement_run_actions WHERE run_id = $1 AND request_id = $2", run_id, request_id
+        f"SELECT * FROM enhancement_run_actions WHERE run_id = $1 AND request_id = $2{lock}", run_id, request_id
     )
     return RunActionRow(**dict(row)) if row else None
 

@@ -566,3 +566,8 @@ async def recent_attempt_ids(count: int, *, workspace_slug: str | None, endpoint
         endpoint_id,
     )
     return int(row["id"]) if row else 0
+
+
+async def lock_workspace_endpoints(workspace_id: str) -> None:
+    """Serialise endpoint creation in one workspace until the transaction ends (keeps the limit exact)."""
+    await db.execute("SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))", workspace_id)

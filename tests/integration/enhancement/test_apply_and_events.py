@@ -170,3 +170,34 @@ async def test_run_expires_at_the_end_of_its_review_window(
             headers=workspace.headers(key, **idem()),
         )
         assert action.status_code == 409 and action.json()["code"] == "run_not_reviewable"
+
+
+async def test_two_applies_of_the_same_draft_one_wins_the_other_is_409(
+    api_url: str, client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    run = (await create_run(client, workspace, key, work_item["id"], ["description"])).json()["data"]
+    draft = run["drafts"][0]["id"]
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as a, httpx.AsyncClient(base_url=api_url, timeout=30) as b:
+        responses = await asyncio.gather(
+            _apply(a, workspace, key, run["id"], [draft], work_item["version"]),
+            _apply(b, workspace, key, run["id"], [draft], work_item["version"]),
+        )
+    assert sorted(r.status_code for r in responses) == [200, 409], [r.text for r in responses]
+
+
+async def test_an_apply_only_key_can_apply_through_graphql(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    owner = await workspace.key("owner", admin=True)
+    run = (await create_run(client, workspace, owner, work_item["id"], ["estimate"])).json()["data"]
+    applier = await workspace.key("applier", ["work-item-enhance:apply"], admin=True)
+    mutation = """mutation ($input: ApplyWorkItemEnhancementDraftsInput!) {
+      applyWorkItemEnhancementDrafts(input: $input) { ok errors { code } run { state appliedDraftIds } } }"""
+    variables = {"input": {"runId": run["id"], "draftIds": [run["drafts"][0]["id"]],
+                           "expectedTargetVersion": work_item["version"], "confirm": True,
+                           "idempotencyKey": uuid.uuid4().hex}}
+    answer = (await client.post("/graphql", json={"query": mutation, "variables": variables},
+                                headers=workspace.headers(applier))).json()
+    payload = answer["data"]["applyWorkItemEnhancementDrafts"]
+    assert payload["ok"] and payload["run"]["state"] == "applied"

@@ -41,7 +41,7 @@ async def test_graphql_returns_what_rest_returns(client: httpx.AsyncClient, work
 
 
 async def test_graphql_without_scope_names_the_scope(client: httpx.AsyncClient, workspace: Workspace) -> None:
-    key = await workspace.key("nobody", ["notifications:read"], admin=True)
+    key = await workspace.key("nobody", ["webhooks:manage"], admin=True)
     response = await client.post("/graphql", json={"query": "{ projects { key } }"}, headers=workspace.headers(key))
     [error] = response.json()["errors"]
     assert error["extensions"]["code"] == "insufficient_scope"
@@ -81,7 +81,7 @@ async def test_mcp_tools_return_what_rest_returns(
 
 
 async def test_mcp_needs_a_key_and_the_scope(api_url: str, workspace: Workspace) -> None:
-    key = await workspace.key("limited", ["notifications:read"], admin=True)
+    key = await workspace.key("limited", ["webhooks:manage"], admin=True)
     async with mcp_session(api_url, key) as session:
         result = await session.call_tool("list_projects", {})
         assert result.is_error and "insufficient_scope" in result.content[0].text
