@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
 import contextlib
 import logging
 import signal
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from temporalio.client import (
     Client,
@@ -63,9 +63,7 @@ def enhancer_for(settings: Settings) -> Enhancer:
 def build_worker(client: Client, task_queue: str, *, enhancer: Enhancer | None = None) -> Worker:
     """A worker for every Groundwork workflow and activity on `task_queue`."""
     enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), CorpusEvidence())
-    return Worker(
-        client, task_queue=task_queue, workflows=WORKFLOWS, activities=[*ACTIVITIES, *enhancement.all()]
-    )
+    return Worker(client, task_queue=task_queue, workflows=WORKFLOWS, activities=[*ACTIVITIES, *enhancement.all()])
 
 
 async def sweep_queued_runs_forever(client: Client, settings: Settings) -> None:

@@ -107,8 +107,13 @@ def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Respons
 def data_error_handler(_: Request[Any, Any, Any], exc: asyncpg.DataError) -> Response[dict[str, Any]]:
     """PostgreSQL refused a value the caller sent (a NUL character, a number out of range): a 400, not a 500."""
     log.info("database refused a caller value: %s", exc)
-    return problem(400, "invalid_request", "Invalid request", "A value in the request cannot be stored or compared.",
-                   errors=[{"path": "body", "message": str(exc).splitlines()[0]}])
+    return problem(
+        400,
+        "invalid_request",
+        "Invalid request",
+        "A value in the request cannot be stored or compared.",
+        errors=[{"path": "body", "message": str(exc).splitlines()[0]}],
+    )
 
 
 def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:

@@ -96,8 +96,13 @@ def run_resource(view: Any) -> dict[str, Any]:
         "requestedActions": [a.action for a in view.actions],
         # Each requested action with its own outcome: a failed review-time action leaves the run reviewable.
         "actions": [
-            {"action": a.action, "state": a.state, "errorCode": a.error_code, "requestedAt": timestamp(a.created_at),
-             "completedAt": timestamp(a.completed_at)}
+            {
+                "action": a.action,
+                "state": a.state,
+                "errorCode": a.error_code,
+                "requestedAt": timestamp(a.created_at),
+                "completedAt": timestamp(a.completed_at),
+            }
             for a in view.actions
         ],
         "instructions": run.instructions,

@@ -8,7 +8,6 @@ from contextvars import ContextVar
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
-
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 

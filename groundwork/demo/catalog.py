@@ -279,8 +279,7 @@ _PAY_ITEMS: tuple[DemoWorkItem, ...] = (
                 "Profiling points at the synchronous fraud-score call and an N+1 query loading basket lines.",
             ),
             "acceptance_criteria": _md(
-                "- p99 of our overhead <= 350 ms, measured at the ingress, in a 30-minute k6 run at 200 "
-                "requests/s.",
+                "- p99 of our overhead <= 350 ms, measured at the ingress, in a 30-minute k6 run at 200 requests/s.",
                 "- p50 <= 120 ms in the same run.",
                 "- Error rate stays below 0.1%.",
                 "- Latency panel added to the Payments Grafana board.",
@@ -424,8 +423,7 @@ _CHK_ITEMS: tuple[DemoWorkItem, ...] = (
         watchers=("maya", "priya"),
         fields={
             "description": _md(
-                "Add Apple Pay and Google Pay buttons to the payment step through the PSP's drop-in "
-                "component.",
+                "Add Apple Pay and Google Pay buttons to the payment step through the PSP's drop-in component.",
                 "",
                 "Apple Pay needs the merchant domain association file served from `/.well-known/` on "
                 "`www.marlowandfinch.co.uk`, which the client's web agency controls; that request has been "
@@ -628,8 +626,7 @@ _FLT_ITEMS: tuple[DemoWorkItem, ...] = (
         watchers=("tomas",),
         fields={
             "description": _md(
-                "Operations managers want a live map of every vehicle in their region, refreshing every "
-                "10 s.",
+                "Operations managers want a live map of every vehicle in their region, refreshing every 10 s.",
                 "",
                 "Stream positions over a WebSocket filtered by the user's region instead of polling the "
                 "REST API. Vehicles with no ping for 5 minutes are shown grey with the time of their last "
@@ -720,8 +717,7 @@ _FLT_ITEMS: tuple[DemoWorkItem, ...] = (
                 "DPO asked for a 13-month retention limit and a process for subject access and erasure "
                 "requests.",
                 "",
-                "Add a nightly retention job and a way to export every position linked to a driver for a "
-                "date range.",
+                "Add a nightly retention job and a way to export every position linked to a driver for a date range.",
             ),
             "requirements": _md(
                 "- Positions older than 13 months are deleted nightly, and from backups within 35 days.",
@@ -774,8 +770,7 @@ _DSP_ITEMS: tuple[DemoWorkItem, ...] = (
         watchers=("tomas",),
         fields={
             "description": _md(
-                "Copperline's WMS drops a CSV of next-day orders (usually 9,000-14,000 lines) on SFTP at "
-                "18:00.",
+                "Copperline's WMS drops a CSV of next-day orders (usually 9,000-14,000 lines) on SFTP at 18:00.",
                 "",
                 "Pick up the file, validate it, and create delivery jobs with address, time window, weight "
                 "and volume. If more than 2% of rows fail validation, reject the whole file and alert the "
@@ -802,8 +797,7 @@ _DSP_ITEMS: tuple[DemoWorkItem, ...] = (
         watchers=("tomas", "priya"),
         fields={
             "description": _md(
-                "Dispatchers share three local accounts today, so nothing on the board can be traced to a "
-                "person.",
+                "Dispatchers share three local accounts today, so nothing on the board can be traced to a person.",
                 "",
                 "Replace them with OIDC sign-in against Copperline's Microsoft Entra ID, mapping the "
                 "`Dispatch-Planners` and `Dispatch-Supervisors` groups to roles. Access tokens live 10 "

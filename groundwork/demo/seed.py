@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from groundwork.api.services import api_keys
 from groundwork.demo import catalog
+from groundwork.demo.corpus import seed_demo_corpus
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy, work_items
 
@@ -17,8 +18,7 @@ async def seed_demo_data() -> bool:
         ws = workspace["id"]
         portfolio = await tenancy.create_portfolio(ws, catalog.PORTFOLIO_NAME)
         engagements = {
-            e.name: (await tenancy.create_engagement(ws, portfolio["id"], e.name))["id"]
-            for e in catalog.ENGAGEMENTS
+            e.name: (await tenancy.create_engagement(ws, portfolio["id"], e.name))["id"] for e in catalog.ENGAGEMENTS
         }
         projects = {
             p.key: (await tenancy.create_project(ws, engagements[p.engagement], p.key, p.name))["id"]
@@ -51,5 +51,7 @@ async def seed_demo(dsn: str) -> str:
     """Seed the demo data if needed and return a new API key with every scope for `admin`."""
     async with db.connection(dsn):
         await seed_demo_data()
+        # PostgreSQL only: the worker's index follower indexes the documents within seconds of starting.
+        await seed_demo_corpus()
         issued = await api_keys.issue_key(catalog.WORKSPACE_SLUG, "admin", None, admin=True)
     return issued.key

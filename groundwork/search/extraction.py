@@ -176,9 +176,11 @@ def extract_pdf(data: bytes) -> Extracted:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise ExtractionError(f"not a readable PDF ({exc})") from None
-    if not any(p.strip() for p in pages):
+    if not any(p.replace("\x00", "").strip() for p in pages):
         raise ExtractionError("the PDF has no extractable text (scanned pages need OCR first)")
-    return Extracted(PAGE_BREAK.join(pages), str(title).strip() if title and str(title).strip() else None)
+    title_text = str(title).replace("\x00", "").strip() if title else ""
+    text = PAGE_BREAK.join(pages).replace("\x00", "")
+    return Extracted(text, title_text or None)
 
 
 def extract(kind: str, data: bytes) -> Extracted:

@@ -168,9 +168,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     demo_key = _migrate_and_seed(postgres.dsn, options.demo)
     stop_request.check()
 
-    temporal = TemporalDevServer(
-        data_dir, port=options.temporal_port, ui_port=options.ui_port, namespace=NAMESPACE
-    )
+    temporal = TemporalDevServer(data_dir, port=options.temporal_port, ui_port=options.ui_port, namespace=NAMESPACE)
     temporal.start()
     stack.started("Temporal", lambda: _stopped(temporal.stop(STOP_TIMEOUT)))
     try:

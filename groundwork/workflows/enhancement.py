@@ -216,7 +216,9 @@ class EnhancementRunWorkflow:
         except ActivityError as error:
             state = await workflow.execute_activity(
                 "enhancement_fail",
-                RunFailure(self.input.run_id, request_id, _action_error_code(error), str(error.cause or error), fail_run),
+                RunFailure(
+                    self.input.run_id, request_id, _action_error_code(error), str(error.cause or error), fail_run
+                ),
                 result_type=str,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=STEP_RETRY,

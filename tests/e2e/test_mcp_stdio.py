@@ -18,10 +18,17 @@ async def test_stdio_server_answers_as_the_keys_principal(
 ) -> None:
     key = await workspace.key("desk", ["work-items:read"], memberships={"ALPHA": "viewer"})
     admin = await workspace.key("admin", admin=True)
-    created = await client.post("/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "Seen"},
-                                headers=workspace.headers(admin, **idem()))
-    env = {**os.environ, "DATABASE_URL": database, "GROUNDWORK_API_KEY": key,
-           "TEMPORAL_ADDRESS": settings.temporal_address}
+    created = await client.post(
+        "/api/v1/work-items",
+        json={"project_id": workspace.projects["ALPHA"], "title": "Seen"},
+        headers=workspace.headers(admin, **idem()),
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": database,
+        "GROUNDWORK_API_KEY": key,
+        "TEMPORAL_ADDRESS": settings.temporal_address,
+    }
     params = StdioServerParameters(command=sys.executable, args=["-m", "groundwork.cli", "mcp"], env=env)
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:

@@ -246,11 +246,15 @@ def _errors(outcome: dict[str, Any]) -> list[MutationError]:
     error = outcome.get("error")
     if not error:
         return []
-    details = {k: v for k, v in error.items() if k not in ("code", "message", "errors")} or None
+    details: Any = {k: v for k, v in error.items() if k not in ("code", "message", "errors")} or None
     fields = error.get("errors") or []
     if fields:
-        return [MutationError(code=error["code"], message=f["message"], path=["input", *f["path"].split(".")],
-                              details=details) for f in fields]
+        return [
+            MutationError(
+                code=error["code"], message=f["message"], path=["input", *f["path"].split(".")], details=details
+            )
+            for f in fields
+        ]
     return [MutationError(code=error["code"], message=error["message"], path=None, details=details)]
 
 

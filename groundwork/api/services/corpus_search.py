@@ -83,14 +83,14 @@ def _validate(search: CorpusSearch) -> None:
     errors = []
     if search.subject_type not in SUBJECT_TYPES:
         errors.append(FieldError("subject_ref.type", f"must be one of {', '.join(SUBJECT_TYPES)}"))
-    if not search.subject_id.strip():
-        errors.append(FieldError("subject_ref.id", "must not be empty"))
+    if not search.subject_id.strip() or "\x00" in search.subject_id:
+        errors.append(FieldError("subject_ref.id", "must be a non-empty id"))
     if len(search.query) > MAX_QUERY_CHARS:
         errors.append(FieldError("query", f"must be at most {MAX_QUERY_CHARS} characters"))
     if search.kind is not None and search.kind not in SOURCE_KINDS:
         errors.append(FieldError("kind", f"must be one of {', '.join(SOURCE_KINDS)}"))
-    if search.source_id is not None and not search.source_id.strip():
-        errors.append(FieldError("source_id", "must not be empty"))
+    if search.source_id is not None and (not search.source_id.strip() or "\x00" in search.source_id):
+        errors.append(FieldError("source_id", "must be a non-empty id"))
     if errors:
         raise InvalidRequest("The search request is not valid.", errors)
 

@@ -27,7 +27,7 @@ from groundwork.domain.corpus import (
     default_provenance_quality,
     provenance_quality_problem,
 )
-from groundwork.domain.errors import FieldError, GroundworkError, ValidationFailed
+from groundwork.domain.errors import FieldError, ServiceUnavailable, ValidationFailed
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.repositories import corpus as repo
@@ -44,12 +44,8 @@ MAX_TITLE_CHARS = 500
 MAX_OWNER_CHARS = 200
 
 
-class IngestUnavailable(GroundworkError):
+class IngestUnavailable(ServiceUnavailable):
     """Temporal cannot be reached: the version is stored and will be ingested when it is sent again."""
-
-    status = 503
-    code = "service_unavailable"
-    title = "Service unavailable"
 
 
 @dataclass(frozen=True)
@@ -82,10 +78,14 @@ def _upload_errors(upload: SourceUpload) -> list[FieldError]:
     uri = upload.uri
     if not uri.strip() or len(uri) > MAX_URI_CHARS or any(ord(c) < 32 for c in uri):
         errors.append(FieldError("uri", f"must be 1 to {MAX_URI_CHARS} printable characters"))
-    if upload.title is not None and not 0 < len(upload.title.strip()) <= MAX_TITLE_CHARS:
-        errors.append(FieldError("title", f"must be 1 to {MAX_TITLE_CHARS} characters"))
-    if upload.owner is not None and not 0 < len(upload.owner.strip()) <= MAX_OWNER_CHARS:
-        errors.append(FieldError("owner", f"must be 1 to {MAX_OWNER_CHARS} characters"))
+    if upload.title is not None and not (
+        0 < len(upload.title.strip()) <= MAX_TITLE_CHARS and "\x00" not in upload.title
+    ):
+        errors.append(FieldError("title", f"must be 1 to {MAX_TITLE_CHARS} characters (no NUL)"))
+    if upload.owner is not None and not (
+        0 < len(upload.owner.strip()) <= MAX_OWNER_CHARS and "\x00" not in upload.owner
+    ):
+        errors.append(FieldError("owner", f"must be 1 to {MAX_OWNER_CHARS} characters (no NUL)"))
     if upload.provenance_quality is not None and upload.kind in SOURCE_KINDS:
         problem = provenance_quality_problem(upload.kind, upload.provenance_quality)
         if problem:

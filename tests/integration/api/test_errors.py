@@ -133,19 +133,32 @@ async def test_nul_characters_forged_cursors_and_absurd_versions_are_400s(
     client: httpx.AsyncClient, workspace: Workspace
 ) -> None:
     key = await workspace.key(admin=True)
-    nul = await client.post("/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "a\u0000b"},
-                            headers=workspace.headers(key, **idem()))
+    nul = await client.post(
+        "/api/v1/work-items",
+        json={"project_id": workspace.projects["ALPHA"], "title": "a\u0000b"},
+        headers=workspace.headers(key, **idem()),
+    )
     assert_problem(nul, 400, "invalid_request")
-    assert_problem(await client.get("/api/v1/work-items?status=to%00do", headers=workspace.headers(key)), 422,
-                   "validation_failed")
-    assert_problem(await client.get("/api/v1/work-items?sprint=S%001", headers=workspace.headers(key)), 400,
-                   "invalid_request")
+    assert_problem(
+        await client.get("/api/v1/work-items?status=to%00do", headers=workspace.headers(key)), 422, "validation_failed"
+    )
+    assert_problem(
+        await client.get("/api/v1/work-items?sprint=S%001", headers=workspace.headers(key)), 400, "invalid_request"
+    )
     forged = "eyJpZCI6MX0"  # {"id": 1}
-    assert_problem(await client.get(f"/api/v1/work-items?cursor={forged}", headers=workspace.headers(key)), 400,
-                   "invalid_request")
-    item = (await client.post("/api/v1/work-items", json={"project_id": workspace.projects["ALPHA"], "title": "ok"},
-                              headers=workspace.headers(key, **idem()))).json()["data"]
-    absurd = await client.patch(f"/api/v1/work-items/{item['id']}",
-                                json={"expected_version": "0001-01-01T00:00:00+01:00", "title": "x"},
-                                headers=workspace.headers(key))
+    assert_problem(
+        await client.get(f"/api/v1/work-items?cursor={forged}", headers=workspace.headers(key)), 400, "invalid_request"
+    )
+    item = (
+        await client.post(
+            "/api/v1/work-items",
+            json={"project_id": workspace.projects["ALPHA"], "title": "ok"},
+            headers=workspace.headers(key, **idem()),
+        )
+    ).json()["data"]
+    absurd = await client.patch(
+        f"/api/v1/work-items/{item['id']}",
+        json={"expected_version": "0001-01-01T00:00:00+01:00", "title": "x"},
+        headers=workspace.headers(key),
+    )
     assert_problem(absurd, 422, "validation_failed")

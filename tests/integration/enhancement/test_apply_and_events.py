@@ -178,7 +178,10 @@ async def test_two_applies_of_the_same_draft_one_wins_the_other_is_409(
     key = await workspace.key("owner", admin=True)
     run = (await create_run(client, workspace, key, work_item["id"], ["description"])).json()["data"]
     draft = run["drafts"][0]["id"]
-    async with httpx.AsyncClient(base_url=api_url, timeout=30) as a, httpx.AsyncClient(base_url=api_url, timeout=30) as b:
+    async with (
+        httpx.AsyncClient(base_url=api_url, timeout=30) as a,
+        httpx.AsyncClient(base_url=api_url, timeout=30) as b,
+    ):
         responses = await asyncio.gather(
             _apply(a, workspace, key, run["id"], [draft], work_item["version"]),
             _apply(b, workspace, key, run["id"], [draft], work_item["version"]),
@@ -194,10 +197,19 @@ async def test_an_apply_only_key_can_apply_through_graphql(
     applier = await workspace.key("applier", ["work-item-enhance:apply"], admin=True)
     mutation = """mutation ($input: ApplyWorkItemEnhancementDraftsInput!) {
       applyWorkItemEnhancementDrafts(input: $input) { ok errors { code } run { state appliedDraftIds } } }"""
-    variables = {"input": {"runId": run["id"], "draftIds": [run["drafts"][0]["id"]],
-                           "expectedTargetVersion": work_item["version"], "confirm": True,
-                           "idempotencyKey": uuid.uuid4().hex}}
-    answer = (await client.post("/graphql", json={"query": mutation, "variables": variables},
-                                headers=workspace.headers(applier))).json()
+    variables = {
+        "input": {
+            "runId": run["id"],
+            "draftIds": [run["drafts"][0]["id"]],
+            "expectedTargetVersion": work_item["version"],
+            "confirm": True,
+            "idempotencyKey": uuid.uuid4().hex,
+        }
+    }
+    answer = (
+        await client.post(
+            "/graphql", json={"query": mutation, "variables": variables}, headers=workspace.headers(applier)
+        )
+    ).json()
     payload = answer["data"]["applyWorkItemEnhancementDrafts"]
     assert payload["ok"] and payload["run"]["state"] == "applied"

@@ -173,7 +173,11 @@ async def test_apply_with_stale_version_is_rejected_and_changes_nothing(
 
 
 async def test_a_queued_run_without_a_workflow_is_started_by_the_sweep(
-    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any, temporal_client: Any,
+    client: httpx.AsyncClient,
+    workspace: Workspace,
+    work_item: dict[str, Any],
+    worker: Any,
+    temporal_client: Any,
     settings: Any,
 ) -> None:
     """The API commits the run before starting its workflow; if that start is lost, the sweep starts it."""
@@ -187,10 +191,17 @@ async def test_a_queued_run_without_a_workflow_is_started_by_the_sweep(
     key = await workspace.key("owner", admin=True)
     run_id = new_id("wie")
     async with db.transaction():  # what create_run commits before it calls Temporal
-        await runs.insert_run(run_id=run_id, workspace_id=workspace.id, project_id=work_item["projectId"],
-                              target_id=work_item["id"], actions=["estimate"], instructions="",
-                              requested_by=workspace.principals["owner"], code_context=False,
-                              generator="extractive-v1")
+        await runs.insert_run(
+            run_id=run_id,
+            workspace_id=workspace.id,
+            project_id=work_item["projectId"],
+            target_id=work_item["id"],
+            actions=["estimate"],
+            instructions="",
+            requested_by=workspace.principals["owner"],
+            code_context=False,
+            generator="extractive-v1",
+        )
     assert await sweep_queued_runs(temporal_client, settings.temporal_task_queue, 3600, older_than_seconds=0) >= 1
     await sweep_queued_runs(temporal_client, settings.temporal_task_queue, 3600, older_than_seconds=0)  # no-op
     for _ in range(100):

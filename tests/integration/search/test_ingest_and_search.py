@@ -140,6 +140,8 @@ async def test_malformed_queries_and_requests_are_400_never_500(
     assert (await search(client, workspace, key, "x", kind="docx", expect=400))["errors"][0]["path"] == "kind"
     unknown = await search(client, workspace, key, "x", colour="blue", expect=400)
     assert unknown["code"] == "invalid_request"
+    nul = await search(client, workspace, key, "x", subject=("project", "prj_\u0000"), expect=400)
+    assert nul["errors"][0]["path"] == "subject_ref.id"
     too_long = await search(client, workspace, key, "word " * 300, expect=400)
     assert too_long["errors"][0]["path"] == "query"
     not_json = await client.post(
@@ -186,6 +188,9 @@ async def test_contributions_are_validated_field_by_field(
             "provenance_quality",
         ),
         ({**base, "uri": "", "content": "x"}, 422, "uri"),
+        ({**base, "uri": "a\u0000b", "content": "x"}, 422, "uri"),
+        ({**base, "title": "t\u0000", "content": "x"}, 422, "title"),
+        ({**base, "content": "nul \u0000 inside"}, 422, "content"),
         ({**base, "project_id": "prj_nope", "content": "x"}, 422, "project_id"),
     ]
     for body, status, path in cases:

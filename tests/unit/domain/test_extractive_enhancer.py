@@ -124,5 +124,4 @@ def test_steering_parses_focus_and_exclusions() -> None:
 
 def test_wrapped_lines_are_rejoined_into_one_sentence() -> None:
     text = "Card numbers must never appear in\napplication logs at all.\n\n- A bullet that\nwraps too."
-    assert sentences(text) == ["Card numbers must never appear in application logs at all.",
-                               "A bullet that wraps too."]
+    assert sentences(text) == ["Card numbers must never appear in application logs at all.", "A bullet that wraps too."]
