@@ -38,80 +38,20 @@ _STOPWORDS = frozenset(
     "there here out up down off again further once both few own too until while during".split()
 )
 
-RISK_CATEGORIES: dict[str, tuple[str, ...]] = {
-    "security": (
-        "security",
-        "auth",
-        "token",
-        "credential",
-        "secret",
-        "password",
-        "pci",
-        "encrypt",
-        "tls",
-        "certificate",
-        "gdpr",
-        "pii",
-        "personal data",
-        "permission",
-        "vault",
-        "hmac",
-        "oauth",
-        "sso",
-    ),
-    "data migration": (
-        "migrat",
-        "backfill",
-        "schema",
-        "legacy",
-        "import",
-        "cutover",
-        "data loss",
-        "rows",
-        "spreadsheet",
-        "archive",
-    ),
-    "performance": (
-        "p99",
-        "p95",
-        "latency",
-        "throughput",
-        "load",
-        "slow",
-        "timeout",
-        "ms ",
-        "per second",
-        "performance",
-        "lcp",
-        "capacity",
-    ),
-    "dependency": (
-        "vendor",
-        "third-party",
-        "third party",
-        "contract",
-        "provider",
-        "supplier",
-        "psp",
-        "twilio",
-        "licen",
-        "upstream",
-        "external",
-        "firmware",
-        "renewal",
-        "partner",
-    ),
-    "scope": (
-        "also ",
-        "additionally",
-        "nice to have",
-        "phase 2",
-        "extend",
-        "as well",
-        "add-on",
-        "while we're",
-        "on top of",
-    ),
+# Each risk area and the words that name it (whole words: "load" must not match "loads it into").
+RISK_CATEGORIES: dict[str, re.Pattern[str]] = {
+    name: re.compile(r"\b(?:" + words + r")\b", re.IGNORECASE)
+    for name, words in {
+        "security": r"security|auth\w*|tokens?|tokeni[sz]\w*|credentials?|secrets?|passwords?|pci|encrypt\w*|tls"
+        r"|certificates?|gdpr|pii|personal data|permissions?|vault|hmac|oauth|sso|leak\w*|breach\w*",
+        "data migration": r"migrat\w*|backfill\w*|schema changes?|legacy|cutover|data loss|re-?import\w*"
+        r"|historic(?:al)? data",
+        "performance": r"p9\d|p50|latency|throughput|per second|under load|load tests?|slow\w*|timeouts?"
+        r"|timed out|lcp|capacity|\d+\s?ms",
+        "dependency": r"vendors?|third[- ]party|contracts?|suppliers?|psp|twilio|licen[cs]\w*|upstream"
+        r"|external (?:api|service|system)s?|firmware|renewals?|partners?",
+        "scope": r"also|additionally|nice to have|phase 2|extend\w*|as well|add-ons?|on top of",
+    }.items()
 }
 _EXPECTED = {
     "performance": "the stated target is met at the expected load",
@@ -392,14 +332,14 @@ def _plan(
         return _nothing(context)
     text = " ".join(s.text for s in own + corpus).lower()
     steps: list[str] = []
-    if any(k in text for k in RISK_CATEGORIES["data migration"]):
+    if RISK_CATEGORIES["data migration"].search(text):
         steps.append(
             "Prepare the data change first: write the migration or backfill, rehearse it on a copy, "
             "and plan its rollback."
         )
     steps += [f"Implement: {s.text} {s.cite}" for s in requirements]
     steps.append("Cover each step above with the tests of the test plan before review.")
-    if any(k in text for k in RISK_CATEGORIES["performance"]):
+    if RISK_CATEGORIES["performance"].search(text):
         steps.append("Measure the stated performance targets under load before release.")
     steps.append("Release behind a flag or to a pilot group first, watch errors and metrics, then widen.")
     value = "\n".join(f"{i}. {step}" for i, step in enumerate(steps, 1))
@@ -489,7 +429,7 @@ def _estimate(
         return _nothing(context)
     requirements = _requirement_statements(own, corpus, steering)
     text = " ".join(s.text for s in own + corpus).lower()
-    risks = [name for name, keys in RISK_CATEGORIES.items() if any(k in text for k in keys)]
+    risks = [name for name, pattern in RISK_CATEGORIES.items() if pattern.search(text)]
     integrations = sum(1 for k in _TEST_TYPES[3][1] if k in text)
     signals = [
         (f"{len(requirements)} requirement statement(s)", min(len(requirements), 8) * 0.5),
@@ -519,9 +459,8 @@ def _risk_check(
 ) -> ActionOutput:
     found: dict[str, list[Statement]] = {}
     for statement in own + corpus:
-        lowered = statement.text.lower() + " "
-        for name, keys in RISK_CATEGORIES.items():
-            if any(k in lowered for k in keys):
+        for name, pattern in RISK_CATEGORIES.items():
+            if pattern.search(statement.text):
                 found.setdefault(name, []).append(statement)
     if not found:
         if not own and not corpus:
