@@ -33,6 +33,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,7 +263,12 @@ async def main() -> None:
     parser.add_argument("--words", type=int, default=60, help="mean words per passage")
     parser.add_argument("--queries", type=int, default=200, help="queries per shape")
     parser.add_argument("--known-items", type=int, default=300)
-    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/groundwork-search-bench"))
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "groundwork-search-bench",
+        help="where the generated corpus lives (kept for --reuse)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--reuse", action="store_true", help="query the corpus a previous run left in --data-dir (no ingest)"
