@@ -105,6 +105,21 @@ async def _with_heartbeats(work: Awaitable[T]) -> T:
         activity.heartbeat()
 
 
+async def _run_event(
+    run: runs.RunRow, event: str, payload: dict[str, Any], occurred_at: datetime, *, actor_id: str
+) -> None:
+    """Append `work_item_enhancement.<event>` for the run (its payload always starts with `run_id`)."""
+    await outbox.append_event(
+        type=f"work_item_enhancement.{event}",
+        workspace_id=run.workspace_id,
+        resource_type=RESOURCE,
+        resource_id=run.id,
+        actor_id=actor_id,
+        payload={"run_id": run.id, **payload},
+        occurred_at=occurred_at,
+    )
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -174,35 +189,29 @@ class EnhancementActivities:
             drafts, artifacts = await runs.record_action_output(run_action, output)
             now = _now()
             for draft in drafts:
-                await outbox.append_event(
-                    type="work_item_enhancement.draft_created",
-                    workspace_id=run.workspace_id,
-                    resource_type=RESOURCE,
-                    resource_id=run.id,
-                    actor_id=run.requested_by,
-                    payload={
-                        "run_id": run.id,
+                await _run_event(
+                    run,
+                    "draft_created",
+                    {
                         "draft_id": draft.id,
                         "field": draft.field,
                         "target_id": run.target_id,
                         "created_at": _ts(draft.created_at),
                     },
-                    occurred_at=now,
+                    now,
+                    actor_id=run.requested_by,
                 )
-            await outbox.append_event(
-                type="work_item_enhancement.action_completed",
-                workspace_id=run.workspace_id,
-                resource_type=RESOURCE,
-                resource_id=run.id,
-                actor_id=run.requested_by,
-                payload={
-                    "run_id": run.id,
+            await _run_event(
+                run,
+                "action_completed",
+                {
                     "action": run_action.action,
                     "draft_ids": [d.id for d in drafts],
                     "artifact_ids": [a.id for a in artifacts],
                     "completed_at": _ts(now),
                 },
-                occurred_at=now,
+                now,
+                actor_id=run.requested_by,
             )
         return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
 
@@ -222,20 +231,17 @@ class EnhancementActivities:
             drafts = await runs.list_drafts(run_id)
             artifacts = await runs.list_artifacts(run_id)
             now = _now()
-            await outbox.append_event(
-                type="work_item_enhancement.completed",
-                workspace_id=run.workspace_id,
-                resource_type=RESOURCE,
-                resource_id=run_id,
-                actor_id=run.requested_by,
-                payload={
-                    "run_id": run_id,
+            await _run_event(
+                run,
+                "completed",
+                {
                     "target_id": run.target_id,
                     "draft_count": len(drafts),
                     "artifact_count": len(artifacts),
                     "completed_at": _ts(now),
                 },
-                occurred_at=now,
+                now,
+                actor_id=run.requested_by,
             )
             return next_state
 
@@ -268,19 +274,12 @@ class EnhancementActivities:
                 next_state = "applied" if await runs.list_applies(failure.run_id) else "ready_for_review"
                 await runs.set_run_state(failure.run_id, next_state, from_states=("running",))
             now = _now()
-            await outbox.append_event(
-                type="work_item_enhancement.failed",
-                workspace_id=run.workspace_id,
-                resource_type=RESOURCE,
-                resource_id=failure.run_id,
+            await _run_event(
+                run,
+                "failed",
+                {"action": action, "error_code": failure.error_code, "failed_at": _ts(now)},
+                now,
                 actor_id=run.requested_by,
-                payload={
-                    "run_id": failure.run_id,
-                    "action": action,
-                    "error_code": failure.error_code,
-                    "failed_at": _ts(now),
-                },
-                occurred_at=now,
             )
             return next_state
 
@@ -342,20 +341,17 @@ class EnhancementActivities:
             )
             await runs.set_run_state(run.id, "applied", from_states=("ready_for_review", "applied"))
             now = _now()
-            await outbox.append_event(
-                type="work_item_enhancement.applied",
-                workspace_id=run.workspace_id,
-                resource_type=RESOURCE,
-                resource_id=run.id,
-                actor_id=command.actor_id,
-                payload={
-                    "run_id": run.id,
+            await _run_event(
+                run,
+                "applied",
+                {
                     "target_id": item.id,
                     "applied_draft_ids": command.draft_ids,
                     "target_version": _ts(updated.version),
                     "applied_at": _ts(now),
                 },
-                occurred_at=now,
+                now,
+                actor_id=command.actor_id,
             )
             return ApplyOutcome(True, target_version=_ts(updated.version), applied_draft_ids=command.draft_ids)
 

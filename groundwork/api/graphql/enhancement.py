@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import strawberry
 from strawberry.scalars import JSON
@@ -266,6 +267,40 @@ async def _run_or_none(principal: Principal, outcome: dict[str, Any]) -> WorkIte
     return WorkItemEnhancementRun.of(await service.load_run(principal, run_id))
 
 
+PayloadT = TypeVar(
+    "PayloadT",
+    "CreateWorkItemEnhancementRunPayload",
+    "RunWorkItemEnhancementActionPayload",
+    "ApplyWorkItemEnhancementDraftsPayload",
+)
+
+
+async def _mutate(
+    payload: type[PayloadT],
+    principal: Principal,
+    key: str | None,
+    operation: str,
+    request: dict[str, Any],
+    call: Callable[[], Awaitable[dict[str, Any]]],
+) -> PayloadT:
+    """Run a mutation once per idempotency key and shape its payload (`ok`, `idempotencyReplayed`, ...)."""
+    try:
+        outcome, replayed = await call_once(principal, key, operation, request, call)
+    except GroundworkError as error:
+        return payload(
+            ok=False,
+            idempotency_replayed=False,
+            run=None,
+            errors=[MutationError(code=error.code, message=error.detail)],
+        )
+    return payload(
+        ok="error" not in outcome,
+        idempotency_replayed=replayed,
+        run=await _run_or_none(principal, outcome),
+        errors=_errors(outcome),
+    )
+
+
 async def create_work_item_enhancement_run(
     info: Info[GraphQLContext, Any], input: CreateWorkItemEnhancementRunInput
 ) -> CreateWorkItemEnhancementRunPayload:
@@ -288,22 +323,13 @@ async def create_work_item_enhancement_run(
         "instructions": input.instructions,
         "confirm": input.confirm,
     }
-    try:
-        outcome, replayed = await call_once(
-            principal, _idempotency_key(info, input.idempotency_key), "createWorkItemEnhancementRun", request, create
-        )
-    except GroundworkError as error:
-        return CreateWorkItemEnhancementRunPayload(
-            ok=False,
-            idempotency_replayed=False,
-            run=None,
-            errors=[MutationError(code=error.code, message=error.detail)],
-        )
-    return CreateWorkItemEnhancementRunPayload(
-        ok="error" not in outcome,
-        idempotency_replayed=replayed,
-        run=await _run_or_none(principal, outcome),
-        errors=_errors(outcome),
+    return await _mutate(
+        CreateWorkItemEnhancementRunPayload,
+        principal,
+        _idempotency_key(info, input.idempotency_key),
+        "createWorkItemEnhancementRun",
+        request,
+        create,
     )
 
 
@@ -325,22 +351,13 @@ async def run_work_item_enhancement_action(
         "instructions": input.instructions,
         "confirm": input.confirm,
     }
-    try:
-        outcome, replayed = await call_once(
-            principal, _idempotency_key(info, input.idempotency_key), "runWorkItemEnhancementAction", request, act
-        )
-    except GroundworkError as error:
-        return RunWorkItemEnhancementActionPayload(
-            ok=False,
-            idempotency_replayed=False,
-            run=None,
-            errors=[MutationError(code=error.code, message=error.detail)],
-        )
-    return RunWorkItemEnhancementActionPayload(
-        ok="error" not in outcome,
-        idempotency_replayed=replayed,
-        run=await _run_or_none(principal, outcome),
-        errors=_errors(outcome),
+    return await _mutate(
+        RunWorkItemEnhancementActionPayload,
+        principal,
+        _idempotency_key(info, input.idempotency_key),
+        "runWorkItemEnhancementAction",
+        request,
+        act,
     )
 
 
@@ -366,22 +383,13 @@ async def apply_work_item_enhancement_drafts(
         "expected_target_version": input.expected_target_version,
         "confirm": input.confirm,
     }
-    try:
-        outcome, replayed = await call_once(
-            principal, _idempotency_key(info, input.idempotency_key), "applyWorkItemEnhancementDrafts", request, apply
-        )
-    except GroundworkError as error:
-        return ApplyWorkItemEnhancementDraftsPayload(
-            ok=False,
-            idempotency_replayed=False,
-            run=None,
-            errors=[MutationError(code=error.code, message=error.detail)],
-        )
-    return ApplyWorkItemEnhancementDraftsPayload(
-        ok="error" not in outcome,
-        idempotency_replayed=replayed,
-        run=await _run_or_none(principal, outcome),
-        errors=_errors(outcome),
+    return await _mutate(
+        ApplyWorkItemEnhancementDraftsPayload,
+        principal,
+        _idempotency_key(info, input.idempotency_key),
+        "applyWorkItemEnhancementDrafts",
+        request,
+        apply,
     )
 
 
