@@ -256,7 +256,7 @@ def mcp(data_dir: Path | None) -> None:
     if not key:
         raise click.UsageError("set GROUNDWORK_API_KEY to the API key this MCP session acts with")
     with _database(data_dir) as dsn:
-        run_stdio(dsn, key)
+        run_stdio(dsn, key, _corpus_index_dir(data_dir))
 
 
 @cli.group()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 
 from groundwork.api.mcp.server import build_mcp_server, current_principal
@@ -9,14 +11,16 @@ from groundwork.api.services.api_keys import resolve_key
 from groundwork.api.temporal import TemporalConnection, use_connection
 from groundwork.config import Settings
 from groundwork.persistence import db
+from groundwork.search import corpus_index
 
 
-def run_stdio(dsn: str, api_key: str) -> None:
+def run_stdio(dsn: str, api_key: str, index_dir: Path) -> None:
     """Serve the MCP tools on stdin/stdout, acting as the principal behind `api_key`."""
     settings = Settings.from_env(database_url=dsn)
-    use_connection(TemporalConnection(settings))
+    corpus_index.configure(index_dir)  # search_context reads the index the data dir's worker writes
 
     async def main() -> None:
+        use_connection(TemporalConnection(settings))
         async with db.connection(dsn):
             principal = await resolve_key(api_key)
             if principal is None:
