@@ -27,10 +27,8 @@ from groundwork.domain.enhancement.model import (
 from groundwork.domain.work_items import format_version, parse_version
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
-from groundwork.persistence.repositories import outbox
 from groundwork.persistence.repositories import work_items as work_item_repo
 
-RESOURCE = "work_item_enhancement_run"
 HEARTBEAT_EVERY_SECONDS = 1.0
 T = TypeVar("T")
 NO_CONNECTOR = "no authorized code-context connector exists for this workspace."
@@ -105,21 +103,6 @@ async def _with_heartbeats(work: Awaitable[T]) -> T:
         activity.heartbeat()
 
 
-async def _run_event(
-    run: runs.RunRow, event: str, payload: dict[str, Any], occurred_at: datetime, *, actor_id: str
-) -> None:
-    """Append `work_item_enhancement.<event>` for the run (its payload always starts with `run_id`)."""
-    await outbox.append_event(
-        type=f"work_item_enhancement.{event}",
-        workspace_id=run.workspace_id,
-        resource_type=RESOURCE,
-        resource_id=run.id,
-        actor_id=actor_id,
-        payload={"run_id": run.id, **payload},
-        occurred_at=occurred_at,
-    )
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -189,7 +172,7 @@ class EnhancementActivities:
             drafts, artifacts = await runs.record_action_output(run_action, output)
             now = _now()
             for draft in drafts:
-                await _run_event(
+                await runs.append_run_event(
                     run,
                     "draft_created",
                     {
@@ -201,7 +184,7 @@ class EnhancementActivities:
                     now,
                     actor_id=run.requested_by,
                 )
-            await _run_event(
+            await runs.append_run_event(
                 run,
                 "action_completed",
                 {
@@ -231,7 +214,7 @@ class EnhancementActivities:
             drafts = await runs.list_drafts(run_id)
             artifacts = await runs.list_artifacts(run_id)
             now = _now()
-            await _run_event(
+            await runs.append_run_event(
                 run,
                 "completed",
                 {
@@ -274,7 +257,7 @@ class EnhancementActivities:
                 next_state = "applied" if await runs.list_applies(failure.run_id) else "ready_for_review"
                 await runs.set_run_state(failure.run_id, next_state, from_states=("running",))
             now = _now()
-            await _run_event(
+            await runs.append_run_event(
                 run,
                 "failed",
                 {"action": action, "error_code": failure.error_code, "failed_at": _ts(now)},
@@ -341,7 +324,7 @@ class EnhancementActivities:
             )
             await runs.set_run_state(run.id, "applied", from_states=("ready_for_review", "applied"))
             now = _now()
-            await _run_event(
+            await runs.append_run_event(
                 run,
                 "applied",
                 {

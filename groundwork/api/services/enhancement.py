@@ -9,7 +9,6 @@ with the run and validated by it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -57,7 +56,7 @@ from groundwork.domain.principals import Principal
 from groundwork.domain.work_items import format_version, parse_version
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
-from groundwork.persistence.repositories import outbox, tenancy
+from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
 from groundwork.workflows.enhancement import (
     ApplyUpdate,
@@ -118,9 +117,9 @@ async def _client() -> tuple[Client, str, int]:
     return client, connection.settings.temporal_task_queue, connection.settings.review_window_seconds
 
 
-async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, review_window_seconds: int) -> None:
-    """Start the run's workflow once (a second start of a running or finished one is a no-op)."""
-    with contextlib.suppress(WorkflowAlreadyStartedError):
+async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, review_window_seconds: int) -> bool:
+    """Start the run's workflow once; False when its id belongs to a workflow that has already closed."""
+    try:
         await client.start_workflow(
             EnhancementRunWorkflow.run,
             EnhancementRunInput(run.id, run.workspace_id, run.target_id, review_window_seconds),
@@ -130,6 +129,9 @@ async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, 
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             search_attributes=search_attributes(run.workspace_id, run.target_id, "queued"),
         )
+    except WorkflowAlreadyStartedError:
+        return False  # USE_EXISTING answers a running one; only a closed one is refused
+    return True
 
 
 async def _visible_run(principal: Principal, run_id: str) -> runs.RunRow:
@@ -194,24 +196,16 @@ async def create_run(principal: Principal, request: CreateRun, wait: int | None)
             code_context=principal.has_scope(SCOPE_CODE_CONTEXT),
             generator=_generator_name(),
         )
+        run = await runs.get_run_by_id(run_id)
+        assert run is not None
         now = datetime.now(UTC)
-        await outbox.append_event(
-            type="work_item_enhancement.queued",
-            workspace_id=principal.workspace_id,
-            resource_type="work_item_enhancement_run",
-            resource_id=run_id,
-            actor_id=principal.id,
-            payload={
-                "run_id": run_id,
-                "target_type": "work_item",
-                "target_id": item.id,
-                "requested_actions": actions,
-                "queued_at": format_version(now),
-            },
-            occurred_at=now,
-        )
-    run = await runs.get_run_by_id(run_id)
-    assert run is not None
+        payload = {
+            "target_type": "work_item",
+            "target_id": item.id,
+            "requested_actions": actions,
+            "queued_at": format_version(now),
+        }
+        await runs.append_run_event(run, "queued", payload, now, actor_id=principal.id)
     try:
         await start_run_workflow(client, task_queue, run, window)
     except RPCError:
@@ -515,7 +509,31 @@ async def sweep_queued_runs(
     started = 0
     for run_id in await runs.queued_runs_older_than(older_than_seconds):
         run = await runs.get_run_by_id(run_id)
-        if run is not None:
-            await start_run_workflow(client, task_queue, run, review_window_seconds)
+        if run is None:
+            continue
+        if await start_run_workflow(client, task_queue, run, review_window_seconds):
             started += 1
+        else:
+            await _fail_lost_run(run)
     return started
+
+
+async def _fail_lost_run(run: runs.RunRow) -> None:
+    """A queued run whose workflow closed before it ran (e.g. terminated by an operator) can never proceed."""
+    async with db.transaction():
+        if await runs.set_run_state(
+            run.id,
+            "failed",
+            from_states=("queued",),
+            error_code="workflow_closed",
+            error_message="The run's workflow closed before it started.",
+            completed=True,
+        ):
+            now = datetime.now(UTC)
+            await runs.append_run_event(
+                run,
+                "failed",
+                {"action": None, "error_code": "workflow_closed", "failed_at": format_version(now)},
+                now,
+                actor_id=run.requested_by,
+            )

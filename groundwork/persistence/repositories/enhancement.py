@@ -10,6 +10,7 @@ from typing import Any
 from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
+from groundwork.persistence.repositories import outbox
 
 
 @dataclass(frozen=True)
@@ -400,3 +401,18 @@ async def queued_runs_older_than(seconds: float, limit: int = 100) -> list[str]:
         limit,
     )
     return [r["id"] for r in rows]
+
+
+async def append_run_event(
+    run: RunRow, event: str, payload: dict[str, Any], occurred_at: datetime, *, actor_id: str
+) -> None:
+    """Append `work_item_enhancement.<event>` for the run (call in the change's transaction)."""
+    await outbox.append_event(
+        type=f"work_item_enhancement.{event}",
+        workspace_id=run.workspace_id,
+        resource_type="work_item_enhancement_run",
+        resource_id=run.id,
+        actor_id=actor_id,
+        payload={"run_id": run.id, **payload},
+        occurred_at=occurred_at,
+    )

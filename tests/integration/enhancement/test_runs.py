@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx
@@ -210,3 +211,38 @@ async def test_a_queued_run_without_a_workflow_is_started_by_the_sweep(
             break
         await asyncio.sleep(0.05)
     assert run["data"]["state"] == "ready_for_review" and len(run["data"]["drafts"]) == 1
+
+
+async def test_a_queued_run_whose_workflow_was_terminated_is_failed_by_the_sweep(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], temporal_client: Any
+) -> None:
+    from groundwork.api.services.enhancement import start_run_workflow, sweep_queued_runs
+    from groundwork.domain.ids import new_id
+    from groundwork.persistence import db
+    from groundwork.persistence.repositories import enhancement as runs
+    from groundwork.persistence.repositories import outbox
+
+    key = await workspace.key("owner", admin=True)
+    run_id = new_id("wie")
+    async with db.transaction():
+        await runs.insert_run(
+            run_id=run_id,
+            workspace_id=workspace.id,
+            project_id=work_item["projectId"],
+            target_id=work_item["id"],
+            actions=["estimate"],
+            instructions="",
+            requested_by=workspace.principals["owner"],
+            code_context=False,
+            generator="extractive-v1",
+        )
+    run = await runs.get_run_by_id(run_id)
+    assert run is not None
+    queue = f"nobody-{uuid.uuid4().hex[:8]}"  # no worker polls it: the workflow never runs
+    assert await start_run_workflow(temporal_client, queue, run, 3600)
+    await temporal_client.get_workflow_handle(run_id).terminate("operator")
+    await sweep_queued_runs(temporal_client, queue, 3600, older_than_seconds=0)
+    failed = (await client.get(f"/api/v1/work-item-enhancements/{run_id}", headers=workspace.headers(key))).json()
+    assert failed["data"]["state"] == "failed" and failed["data"]["error"]["code"] == "workflow_closed"
+    events = [e["type"] for e in await outbox.events_for_workspace(workspace.id) if e["resource_id"] == run_id]
+    assert events == ["work_item_enhancement.failed"]
