@@ -118,7 +118,7 @@ async def _refusal(url: str, allow_private: bool) -> str | None:
         infos = await asyncio.get_running_loop().getaddrinfo(
             host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
         )
-    except OSError as exc:
+    except (OSError, UnicodeError) as exc:
         return f"DNS lookup of {host} failed: {exc}"
     if any(rules.is_private_address(str(info[4][0])) for info in infos):
         return f"refused: {host} resolves to a loopback, private or link-local address"
@@ -142,11 +142,12 @@ async def _post(url: str, headers: dict[str, str], body: bytes, timeout: float) 
         text = received.decode("utf-8", errors="replace")
         if len(text) > rules.RESPONSE_EXCERPT_CHARS:
             text, observed.response_truncated = text[: rules.RESPONSE_EXCERPT_CHARS], True
-        observed.response_body = text
+        # PostgreSQL text cannot hold NUL: a receiver's reply must never stop the attempt being recorded.
+        observed.response_body = text.replace("\x00", "\ufffd")
     except TimeoutError:
         observed.error = f"no complete answer within {timeout:g} s"
-    except httpx.HTTPError as exc:
-        observed.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    except Exception as exc:  # any failure to talk to the receiver is a failed attempt, recorded as such
+        observed.error = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__).replace("\x00", "")
     observed.latency_ms = round((time.perf_counter() - started) * 1000, 3)
     return observed
 

@@ -8,6 +8,7 @@ import hmac
 import ipaddress
 import json
 import math
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -203,6 +204,11 @@ def url_errors(url: str, *, allow_private: bool, path: str = "url") -> list[Fiel
         return [FieldError(path, "must not have a fragment")]
     if port == 0:
         return [FieldError(path, "port 0 is not a valid port")]
+    if not _is_ip_literal(host):
+        try:
+            host.encode("idna")  # what the resolver and the HTTP client will do with it
+        except UnicodeError:
+            return [FieldError(path, "has a host name that is not a valid DNS name")]
     if allow_private:
         return []
     if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
@@ -214,6 +220,14 @@ def url_errors(url: str, *, allow_private: bool, path: str = "url") -> list[Fiel
     if is_private_address(str(literal)):
         return [FieldError(path, "loopback, private and link-local addresses are refused")]
     return []
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def new_secret() -> str:
@@ -305,16 +319,17 @@ def retry_after_seconds(value: str | None, now: datetime) -> float | None:
         return None
     value = value.strip()
     seconds: float
-    if value.isdigit():
+    # ASCII digits only: str.isdigit() also accepts "²", which float() refuses.
+    if re.fullmatch(r"[0-9]{1,12}", value):
         seconds = float(value)
     else:
         try:
             when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            seconds = (when - now).total_seconds()
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - now).total_seconds()
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
 
 

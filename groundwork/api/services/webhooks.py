@@ -70,7 +70,7 @@ async def _resolves_to_private(host: str) -> bool:
         infos = await asyncio.wait_for(
             asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM), _DNS_TIMEOUT_SECONDS
         )
-    except (OSError, TimeoutError):
+    except (OSError, TimeoutError, UnicodeError):
         return False  # unresolvable now: every attempt checks again before it connects
     return any(rules.is_private_address(str(info[4][0])) for info in infos)
 

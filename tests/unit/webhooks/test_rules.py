@@ -185,3 +185,23 @@ def test_delivery_status_and_endpoint_disabling() -> None:
     assert reason(failing_since=now - timedelta(days=4, hours=23)) is None
     assert reason(enabled=False, gone=True) is None
     assert rules.is_success(204) and not rules.is_success(302) and not rules.is_success(None)
+
+
+def test_hosts_that_are_not_dns_names_are_refused_not_a_500() -> None:
+    from groundwork.domain.webhooks import url_errors
+
+    for url in ("http://a..b.com/", "http://" + "a" * 64 + ".com/"):
+        [error] = url_errors(url, allow_private=True)
+        assert error.path == "url" and "DNS name" in error.message
+
+
+def test_retry_after_accepts_only_ascii_digits_or_an_http_date() -> None:
+    from datetime import UTC, datetime
+
+    from groundwork.domain.webhooks import retry_after_seconds
+
+    now = datetime(2026, 11, 22, tzinfo=UTC)
+    assert retry_after_seconds("120", now) == 120.0
+    assert retry_after_seconds("²", now) is None
+    assert retry_after_seconds("Sun, 22 Nov 2026 00:01:00 GMT", now) == 60.0
+    assert retry_after_seconds("Sun, 99 Foo 99999 99:99:99 GMT", now) is None
