@@ -12,6 +12,8 @@ from groundwork.domain.errors import FieldError, InvalidRequest
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+# Cursors this API issues are a few dozen characters; anything far longer is not one of them.
+MAX_CURSOR_LENGTH = 1024
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,14 @@ def page_request(limit: int | None, cursor: str | None) -> PageRequest:
         raise InvalidRequest("Invalid page size.", [FieldError("limit", f"must be between 1 and {MAX_LIMIT}")])
     if not cursor:
         return PageRequest(limit, None)
+    if len(cursor) > MAX_CURSOR_LENGTH:
+        raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")])
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         position = json.loads(base64.urlsafe_b64decode(padded.encode()))
         if not isinstance(position, dict):
             raise ValueError
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
         raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")]) from None
     return PageRequest(limit, position)
 

@@ -91,3 +91,12 @@ def test_cursors_round_trip_and_garbage_is_rejected() -> None:
         page_request(5, "%%%")
     with pytest.raises(InvalidRequest):
         page_request(0, None)
+
+
+def test_absurd_cursors_are_400s() -> None:
+    import base64
+
+    nested = base64.urlsafe_b64encode(b"[" * 5000 + b"]" * 5000).decode()
+    for cursor in ("x" * 5000, nested):
+        with pytest.raises(InvalidRequest):
+            page_request(5, cursor)
