@@ -15,7 +15,9 @@ from html.parser import HTMLParser
 
 PAGE_BREAK = "\f"
 _WHITESPACE = re.compile(r"\s+")
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# Closing `#`s are stripped after the match: skipping them in the pattern (`(.+?)[ \t#]*$`) backtracks
+# quadratically on a long run of blanks inside a heading line.
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
 
 # pypdf logs recoverable oddities of real-world PDFs at WARNING; they are not ours to report.
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -50,8 +52,8 @@ def _markdown_title(text: str) -> str | None:
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
         match = None if in_fence else _ATX.match(line)
-        if match and len(match.group(1)) == 1:
-            return match.group(2).strip()
+        if match and len(match.group(1)) == 1 and (title := match.group(2).rstrip(" \t#").strip()):
+            return title
     return None
 
 

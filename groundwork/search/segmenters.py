@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from groundwork.search.extraction import PAGE_BREAK
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+# Closing `#`s are stripped after the match: skipping them in the pattern (`(.*?)[ \t#]*$`) backtracks
+# quadratically on a long run of blanks inside a heading line.
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*)|[ \t#]*)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-{2,})[ \t]*$")
 _THEMATIC = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -127,7 +129,7 @@ def _markdown_blocks(text: str) -> Iterator[_Block]:
             continue
         if match := _ATX.match(line):
             yield from close()
-            push_heading(len(match.group(1)), (match.group(2) or "").strip())
+            push_heading(len(match.group(1)), (match.group(2) or "").rstrip(" \t#").strip())
             continue
         if block and _SETEXT.match(line) and not block[0][1].lstrip().startswith(("-", "*", "+", "|", ">")):
             title = " ".join(part.strip() for _, part in block)

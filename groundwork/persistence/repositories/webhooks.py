@@ -474,8 +474,19 @@ async def record_attempt(
             next_delay,
         )
         disabled = await _endpoint_after_attempt(delivery["endpoint_id"], record, exhausted=(reason == "exhausted"))
-        if disabled is not None and on_endpoint_disabled is not None:
-            await on_endpoint_disabled(delivery["workspace_id"], delivery["endpoint_id"], disabled)
+        if disabled is not None:
+            # A disabled endpoint gets nothing more: finish its pending deliveries now (this one included),
+            # so none waits hours for its next slot only to fail then, and redeliver is open at once.
+            await db.execute(
+                "UPDATE webhook_deliveries SET status = 'failed', failure_reason = 'endpoint_disabled',"
+                " next_attempt_at = NULL, completed_at = coalesce(completed_at, clock_timestamp()),"
+                " updated_at = clock_timestamp() WHERE endpoint_id = $1 AND status = 'pending'",
+                delivery["endpoint_id"],
+            )
+            if status == "pending":
+                status = "failed"
+            if on_endpoint_disabled is not None:
+                await on_endpoint_disabled(delivery["workspace_id"], delivery["endpoint_id"], disabled)
         return AttemptOutcome(status, number, disabled)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from groundwork.demo.pdf import build_pdf
@@ -26,6 +28,22 @@ def test_markdown_title_is_the_first_h1_and_newlines_are_normalised() -> None:
     extracted = extract("markdown", b"\xef\xbb\xbfIntro\r\n\r\n# The Title\r\nBody")
     assert extracted.title == "The Title"
     assert extracted.text == "Intro\n\n# The Title\nBody"
+
+
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [("# Closed #", "Closed"), ("  #\tTabbed ##  ", "Tabbed"), ("# C#", "C"), ("## Second", None), ("#NoSpace", None)],
+)
+def test_markdown_title_drops_closing_hashes(line: str, title: str | None) -> None:
+    assert extract("markdown", line.encode()).title == title
+
+
+def test_a_long_heading_line_is_read_in_linear_time() -> None:
+    line = "# a" + " " * 200_000 + "b #"
+    started = time.perf_counter()
+    extracted = extract("markdown", line.encode())
+    assert time.perf_counter() - started < 2
+    assert extracted.title == "a" + " " * 200_000 + "b"
 
 
 @pytest.mark.parametrize(

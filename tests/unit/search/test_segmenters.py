@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from groundwork.search.extraction import PAGE_BREAK, extract
 from groundwork.search.segmenters import SEGMENTERS, get_segmenter
 
@@ -46,6 +48,24 @@ def test_markdown_paragraphs_lists_and_code_keep_their_heading_as_section() -> N
         (4, "Runbook > Setext heading", "Closing words."),
     ]
     assert all(p.page is None for p in passages)
+
+
+def test_closed_and_empty_atx_headings_set_the_section() -> None:
+    text = "# Runbook ##\n\n## Steps #\t\n\nDo it.\n\n#\n\nNo section.\n\n####### Not a heading\n"
+    passages = get_segmenter("paragraph@1").segment("markdown", text)
+    assert [(p.section, p.text) for p in passages] == [
+        ("Runbook > Steps", "Do it."),
+        (None, "No section."),
+        (None, "####### Not a heading"),
+    ]
+
+
+def test_a_long_heading_line_is_segmented_in_linear_time() -> None:
+    text = "# a" + " " * 200_000 + "b ##\n\nBody.\n"
+    started = time.perf_counter()
+    passages = get_segmenter("paragraph@1").segment("markdown", text)
+    assert time.perf_counter() - started < 2
+    assert [(p.section, p.text) for p in passages] == [("a" + " " * 200_000 + "b", "Body.")]
 
 
 def test_pdf_pages_number_paragraphs_from_one() -> None:
