@@ -100,8 +100,9 @@ class CorpusSourceController(Controller):
         summary="Contribute a source to a project's corpus (internal provider API)",
         description=(
             "The source is identified by `uri` within the project: new content makes a new version, identical "
-            "content changes nothing. Answers 201 once the version serves, 202 while it is being ingested (up to "
-            "`wait` seconds are spent waiting), 200 when unchanged."
+            "content changes nothing. Answers 201 once the version serves; 202 when the version is stored but not "
+            "serving yet (still ingesting after `wait` seconds, or its ingest failed: the body shows the version's "
+            "status, and sending the source again retries it); 200 when unchanged."
         ),
     )
     async def contribute(

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from groundwork.domain.corpus import (
     MAX_QUERY_CHARS,
@@ -168,6 +169,21 @@ def _passage(hit: Hit, row: dict[str, Any], clauses: list[AnalyzedClause]) -> Pa
     )
 
 
+# A cursor is client input: JSON bools pass as ints, `1e400` decodes to infinity and a huge int overflows a float.
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _cursor_score(value: object) -> float | None:
+    if not (_is_int(value) or isinstance(value, float)):
+        return None
+    try:
+        score = float(value)
+    except OverflowError:
+        return None
+    return score if math.isfinite(score) else None
+
+
 async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSearchResult:
     """Ranked exact passages for a project, engagement or portfolio subject, keyset-paginated."""
     _validate(search)
@@ -178,15 +194,11 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     offset = 0
     if page_req.after is not None:
         position = page_req.after
-        try:
-            if position.get("f") != fingerprint:
-                raise ValueError
-            after = (float(position["s"]), int(position["q"]))
-            offset = max(0, int(position["o"]))
-        except (KeyError, TypeError, ValueError):
-            raise InvalidRequest(
-                "Invalid cursor.", [FieldError("cursor", "belongs to another search or is damaged")]
-            ) from None
+        score, seq, skipped = _cursor_score(position.get("s")), position.get("q"), position.get("o")
+        if position.get("f") != fingerprint or score is None or not _is_int(seq) or not _is_int(skipped):
+            raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "belongs to another search or is damaged")])
+        after = (score, seq)
+        offset = max(0, skipped)
     scope = await search_scope(principal, search.subject_type, search.subject_id)
     page, rows = await _hits(
         principal.workspace_id,

@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
@@ -211,8 +211,9 @@ async def contribute_source(
 ) -> Contribution:
     """Receive a provider's source and ingest it; waits up to `wait_seconds` for it to serve.
 
-    The status is 201 when the new version serves, 202 while it is still being ingested, 200 when the
-    content was unchanged (or a newer version of the source won meanwhile).
+    The status is 201 when the new version serves, 202 while it is still being ingested (also when the
+    ingest failed or Temporal failed while we waited: the version is stored, sending it again retries), 200
+    when the content was unchanged (or a newer version of the source won meanwhile).
     """
     permissions = await tenancy.project_permissions(principal, upload.project_id)
     if not permissions or "project:read" not in permissions:
@@ -231,6 +232,10 @@ async def contribute_source(
                 status = 201 if result.status == "active" else 200
             except TimeoutError:
                 pass
+            except (WorkflowFailureError, RPCError) as exc:
+                # The version is stored either way and the summary reports its real status; a failed ingest
+                # leaves it pending, and sending the source again starts a new run: not a server error.
+                log.warning("ingest of version %s did not complete: %s", received.version_id, exc)
     summary = await repo.version_summary(received.version_id)
     assert summary is not None
     return Contribution(status, received.outcome, summary)

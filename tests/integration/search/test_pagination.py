@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 import httpx
+import pytest
 
 from groundwork.domain.corpus import MAX_REACHABLE_HITS
+from groundwork.domain.pagination import encode_cursor
 from tests.conftest import Workspace
 from tests.integration.search.helpers import contribute, search
 
@@ -42,6 +46,24 @@ async def test_pagination_visits_every_hit_once_in_score_order(
     other = await search(client, workspace, key, "settlement", limit=5)
     stale = await search(client, workspace, key, "ledger", cursor=other["page"]["next_cursor"], expect=400)
     assert stale["errors"][0]["path"] == "cursor"
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [{"q": 1e400}, {"s": 1e400}, {"s": -1e400}, {"s": 10**400}, {"q": True}, {"q": "7"}, {"o": 2.5}, {"s": None}],
+)
+async def test_a_forged_cursor_position_is_a_400_not_a_500(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any, forged: dict[str, Any]
+) -> None:
+    key = await workspace.key(admin=True)
+    await contribute(client, workspace, key, "ALPHA", "kites.md", "\n\n".join(f"Kite {i} flies." for i in range(5)))
+    first = await search(client, workspace, key, "kite", limit=2)
+    cursor = first["page"]["next_cursor"]
+    position = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    assert set(position) == {"f", "s", "q", "o"}
+    # The fingerprint is the real one, so only the forged value can make the cursor invalid.
+    answer = await search(client, workspace, key, "kite", limit=2, cursor=encode_cursor(position | forged), expect=400)
+    assert answer["code"] == "invalid_request" and answer["errors"][0]["path"] == "cursor"
 
 
 async def test_hits_beyond_the_cap_are_unreachable_and_reported_as_truncated(
