@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from groundwork.api.resources import timestamp
-from groundwork.api.services.corpus_search import CorpusSearchResult, PassageHit
+from groundwork.api.services.corpus_search import CorpusSearchResult
+from groundwork.search.passages import PassageHit
 
 
 def passage_resource(hit: PassageHit) -> dict[str, Any]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from groundwork.api.services.corpus_search import project_passages
 from groundwork.domain.enhancement.enhancer import Evidence
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.persistence.repositories import tenancy
+from groundwork.search.passages import project_passages
 
 # Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
 _QUERY_WORDS = 48

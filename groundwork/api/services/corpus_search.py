@@ -7,7 +7,6 @@ source, and only active source-content versions of the active segmenter version 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import math
@@ -27,9 +26,8 @@ from groundwork.domain.errors import FieldError, InvalidRequest, NotFound
 from groundwork.domain.pagination import encode_cursor, page_request
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlight_ranges
-from groundwork.search.corpus_index import corpus_index
-from groundwork.search.corpus_search import Hit, HitPage, SearchFilters, build_query, search_page
+from groundwork.search.analysis import AnalyzedClause, analyze_clauses
+from groundwork.search.passages import PassageHit, find_hits, passage_hit
 
 CONTEXT_READ = "context:read"
 
@@ -45,29 +43,6 @@ class CorpusSearch:
     cursor: str | None = None
     source_id: str | None = None
     kind: str | None = None
-
-
-@dataclass(frozen=True)
-class PassageHit:
-    """One passage of the answer, exactly as stored, with its score and highlight offsets."""
-
-    id: str
-    project_id: str
-    source_id: str
-    source_title: str
-    source_uri: str
-    source_kind: str
-    version_id: str
-    page: int | None
-    paragraph: int | None
-    section: str | None
-    char_start: int
-    char_end: int
-    text: str
-    score: float
-    highlights: list[tuple[int, int]]
-    provenance_quality: str
-    segmenter_version: str
 
 
 @dataclass(frozen=True)
@@ -121,54 +96,6 @@ async def search_scope(principal: Principal, subject_type: str, subject_id: str)
     return scope
 
 
-async def _hits(
-    workspace_id: str,
-    project_ids: list[str],
-    segmenter_ids: list[str],
-    clauses: list[AnalyzedClause],
-    *,
-    limit: int,
-    after: tuple[float, int] | None,
-    offset: int,
-    source_id: str | None = None,
-    kind: str | None = None,
-) -> tuple[HitPage, dict[int, dict[str, Any]]]:
-    empty: tuple[HitPage, dict[int, dict[str, Any]]] = (HitPage([], False, 0), {})
-    if not project_ids or not segmenter_ids:
-        return empty
-    index = corpus_index()
-    searcher = await asyncio.to_thread(index.searcher)
-    if searcher is None:
-        return empty
-    query = build_query(index.schema, clauses, SearchFilters(project_ids, segmenter_ids, source_id, kind))
-    page = await asyncio.to_thread(search_page, searcher, query, limit=limit, after=after, offset=offset)
-    # PostgreSQL is the truth: a passage the index still holds but that no longer serves is dropped here.
-    rows = await repo.passages_for_hits(workspace_id, [h.seq for h in page.hits], project_ids)
-    return page, rows
-
-
-def _passage(hit: Hit, row: dict[str, Any], clauses: list[AnalyzedClause]) -> PassageHit:
-    return PassageHit(
-        id=row["id"],
-        project_id=row["project_id"],
-        source_id=row["source_id"],
-        source_title=row["title"],
-        source_uri=row["uri"],
-        source_kind=row["kind"],
-        version_id=row["version_id"],
-        page=row["page"],
-        paragraph=row["paragraph"],
-        section=row["section"],
-        char_start=row["char_start"],
-        char_end=row["char_end"],
-        text=row["text"],
-        score=hit.score,
-        highlights=highlight_ranges(row["text"], clauses),
-        provenance_quality=row["provenance_quality"],
-        segmenter_version=row["segmenter_id"],
-    )
-
-
 # A cursor is client input: JSON bools pass as ints, `1e400` decodes to infinity and a huge int overflows a float.
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
@@ -200,7 +127,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         after = (score, seq)
         offset = max(0, skipped)
     scope = await search_scope(principal, search.subject_type, search.subject_id)
-    page, rows = await _hits(
+    page, rows = await find_hits(
         principal.workspace_id,
         scope.readable_project_ids,
         scope.active_segmenter_ids,
@@ -211,7 +138,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         source_id=search.source_id,
         kind=search.kind,
     )
-    passages = [_passage(hit, rows[hit.seq], clauses) for hit in page.hits if hit.seq in rows]
+    passages = [passage_hit(hit, rows[hit.seq], clauses) for hit in page.hits if hit.seq in rows]
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]
@@ -222,17 +149,3 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         truncated=page.total > MAX_REACHABLE_HITS,
         total_count=page.total,
     )
-
-
-async def project_passages(workspace_id: str, project_id: str, text: str, limit: int = 10) -> list[PassageHit]:
-    """Best passages of one project for free text (every word optional), for services grounding drafts.
-
-    The caller has already established that its principal may read the project's context.
-    """
-    words = [QueryClause(word, False, "should", 0) for word in text.split()[:64]]
-    clauses = analyze_clauses(words)
-    if not clauses:
-        return []
-    segmenter_ids = await repo.active_segmenter_ids()
-    page, rows = await _hits(workspace_id, [project_id], segmenter_ids, clauses, limit=limit, after=None, offset=0)
-    return [_passage(hit, rows[hit.seq], clauses) for hit in page.hits if hit.seq in rows]
