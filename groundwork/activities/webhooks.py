@@ -192,6 +192,7 @@ async def attempt_webhook_delivery(request: AttemptRequest) -> AttemptResult:
     expires = context["previous_secret_expires_at"]
     if context["previous_secret"] and expires is not None and expires > context["now"]:
         live_secrets.append(context["previous_secret"])
+    live_secrets += list(context["older_live_secrets"])
     attempted_at = datetime.now(UTC)
     timestamp = int(attempted_at.timestamp())
     headers = {

@@ -147,6 +147,7 @@ class WebhookEndpoint(Table, tablename="webhook_endpoints"):
     secret = Text()
     previous_secret = Text(null=True, default=None)
     previous_secret_expires_at = Timestamptz(null=True, default=None)
+    older_secrets = JSONB(default="[]")
     enabled = Boolean(default=True)
     disabled_reason = Text(null=True, default=None)
     disabled_at = Timestamptz(null=True, default=None)

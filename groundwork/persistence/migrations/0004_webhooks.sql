@@ -10,6 +10,9 @@ CREATE TABLE webhook_endpoints (
     secret                      text NOT NULL,
     previous_secret             text,
     previous_secret_expires_at  timestamptz,
+    -- Secrets replaced before `previous_secret` that are still inside their own overlap:
+    -- [{"secret": ..., "expires_at": ...}], so rotating twice in 24 h never cuts one short.
+    older_secrets               jsonb NOT NULL DEFAULT '[]'::jsonb,
     enabled                     boolean NOT NULL DEFAULT true,
     disabled_reason             text CHECK (disabled_reason IN ('manual', 'gone', 'failing')),
     disabled_at                 timestamptz,

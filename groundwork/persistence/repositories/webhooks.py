@@ -115,7 +115,16 @@ async def rotate_secret(endpoint_id: str, new_secret: str, overlap_seconds: floa
     """Make `new_secret` current; the current one keeps signing for `overlap_seconds`."""
     row = await db.fetchrow(
         """
-        UPDATE webhook_endpoints SET previous_secret = secret, secret = $2,
+        UPDATE webhook_endpoints SET
+            older_secrets = coalesce((
+                SELECT jsonb_agg(kept) FROM (
+                    SELECT value AS kept FROM jsonb_array_elements(older_secrets)
+                    WHERE (value->>'expires_at')::timestamptz > clock_timestamp()
+                    UNION ALL
+                    SELECT jsonb_build_object('secret', previous_secret, 'expires_at', previous_secret_expires_at)
+                    WHERE previous_secret IS NOT NULL AND previous_secret_expires_at > clock_timestamp()
+                ) still_signing), '[]'::jsonb),
+            previous_secret = secret, secret = $2,
             previous_secret_expires_at = clock_timestamp() + make_interval(secs => $3),
             updated_at = clock_timestamp()
         WHERE id = $1 RETURNING *
@@ -336,6 +345,8 @@ async def attempt_context(delivery_id: str) -> dict[str, Any] | None:
         """
         SELECT d.id, d.generation, d.status, d.workspace_id, d.endpoint_id,
                e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at,
+               (SELECT coalesce(array_agg(value->>'secret'), '{}') FROM jsonb_array_elements(e.older_secrets)
+                WHERE (value->>'expires_at')::timestamptz > clock_timestamp()) AS older_live_secrets,
                o.event_id, o.type, o.event_version, o.occurred_at, o.resource_type, o.resource_id,
                o.actor_id, o.payload, o.source, clock_timestamp() AS now
         FROM webhook_deliveries d

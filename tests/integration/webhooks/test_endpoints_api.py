@@ -314,6 +314,26 @@ async def test_rotation_keeps_both_secrets_signing_for_the_overlap(
         Webhook(endpoint["secret"]).verify(later.body, later.headers)
 
 
+async def test_rotating_twice_keeps_every_secret_signing_for_its_own_overlap(
+    client: httpx.AsyncClient,
+    workspace: Workspace,
+    relay: OutboxRelay,
+    receivers: Callable[[], Awaitable[Receiver]],
+) -> None:
+    key = await workspace.key(admin=True)
+    receiver = await receivers()
+    endpoint = await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
+    secrets = [endpoint["secret"]]
+    for _ in range(2):
+        rotated = await client.post(f"{BASE}/{endpoint['id']}/rotate-secret", headers=workspace.headers(key, **idem()))
+        secrets.append(rotated.json()["data"]["secret"])
+    await emit(workspace, "notification.created")
+    [request] = await receiver.wait_for(1)
+    assert len(request.headers["webhook-signature"].split(" ")) == 3
+    for secret in secrets:
+        Webhook(secret).verify(request.body, request.headers)
+
+
 async def test_reads_never_produce_events(
     client: httpx.AsyncClient,
     workspace: Workspace,
