@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -141,19 +141,3 @@ class RateLimited(GroundworkError):
     def __init__(self, retry_after_seconds: int) -> None:
         super().__init__(f"Rate limit exceeded; retry after {retry_after_seconds} s.")
         self.retry_after_seconds = retry_after_seconds
-
-
-@dataclass
-class ErrorBody:
-    """The problem-details members for one error, shared by REST, GraphQL and MCP renderers."""
-
-    status: int
-    code: str
-    title: str
-    detail: str
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def error_body(error: GroundworkError) -> ErrorBody:
-    """Flatten an error to the members a transport renders."""
-    return ErrorBody(error.status, error.code, error.title, error.detail, dict(error.extra))

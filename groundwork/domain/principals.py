@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PRINCIPAL_KINDS = ("user", "service", "agent")
-ROLES = ("lead", "contributor", "viewer", "guest")
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-WORK_ITEMS_READ = "work-items:read"
-WORK_ITEMS_WRITE = "work-items:write"
-PROJECTS_READ = "work-items:read"  # projects are the containers work items live in
-
 ALL_SCOPES: tuple[str, ...] = (
     "work-items:read",
     "work-items:write",

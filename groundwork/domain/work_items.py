@@ -9,15 +9,6 @@ from typing import Any
 from groundwork.domain.errors import FieldError
 
 # The keys of `fields`, by the names drafts use.
-TEXT_FIELDS = (
-    "description",
-    "requirements",
-    "design_notes",
-    "implementation_plan",
-    "acceptance_criteria",
-    "test_plan",
-    "risks",
-)
 NUMBER_FIELDS = ("estimate",)
 FIELD_NAMES = (
     "description",

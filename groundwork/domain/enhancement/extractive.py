@@ -182,6 +182,17 @@ def _statements(context: EnhancementContext, steering: Steering) -> tuple[list[S
     return steering.rank(own), steering.rank(corpus)
 
 
+def _bullets(statements: list[Statement]) -> str:
+    """One Markdown bullet per statement, each with its citation."""
+    return "\n".join(f"- {s.text} {s.cite}" for s in statements)
+
+
+def _trace(column: str, prefix: str, statements: list[Statement]) -> str:
+    """A table tracing each numbered item (R1, AC1...) to the source it was taken from."""
+    rows = "\n".join(f"| {prefix}{i} | {s.label} | `{s.ref.kind}:{s.ref.id}` |" for i, s in enumerate(statements, 1))
+    return f"| {column} | source | evidence |\n|---|---|---|\n{rows}"
+
+
 def _refs(statements: list[Statement]) -> tuple[EvidenceRef, ...]:
     ordered: dict[EvidenceRef, None] = {}
     for statement in statements:
@@ -213,7 +224,7 @@ def _digest(context: EnhancementContext, used: list[Statement]) -> ArtifactPropo
             f"The {field} draft rests on the work item text alone: no corpus passage supported it, "
             "so confidence is low."
         )
-        body = "\n".join(f"- {s.text} {s.cite}" for s in used)
+        body = _bullets(used)
     else:
         sources = sorted({s.label for s in corpus})
         summary = (
@@ -246,12 +257,11 @@ def _requirements(
         return _nothing(context)
     lines = [f"- **R{i}.** {s.text} {s.cite}" for i, s in enumerate(chosen, 1)]
     value = "\n".join(["Each requirement is a testable statement taken from its source.", "", *lines])
-    trace = "\n".join(f"| R{i} | {s.label} | `{s.ref.kind}:{s.ref.id}` |" for i, s in enumerate(chosen, 1))
     artifact = ArtifactProposal(
         "requirements_trace",
         f"Requirements trace for {context.work_item_key}",
         f"{len(chosen)} requirement(s), each traced to the sentence it was taken from.",
-        "| requirement | source | evidence |\n|---|---|---|\n" + trace,
+        _trace("requirement", "R", chosen),
         _refs(chosen),
     )
     return ActionOutput((_draft(context, value, chosen),), (artifact, _digest(context, chosen)))
@@ -269,9 +279,9 @@ def _description(
     if summary:
         parts[0] += " " + " ".join(f"{s.text} {s.cite}" for s in summary)
     if background:
-        parts.append("## Context\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in background))
+        parts.append("## Context\n\n" + _bullets(background))
     if constraints:
-        parts.append("## Constraints\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in constraints))
+        parts.append("## Constraints\n\n" + _bullets(constraints))
     if not corpus:
         parts.append(
             "## Open questions\n\n- No project document mentions this work yet; confirm scope with "
@@ -304,9 +314,9 @@ def _design(
             + "\n".join(f"- `{c}`" for c in list(components)[:10])
         )
     if decisions:
-        parts.append("## Decisions and approaches on record\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in decisions))
+        parts.append("## Decisions and approaches on record\n\n" + _bullets(decisions))
     if constraints:
-        parts.append("## Constraints the design must meet\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in constraints))
+        parts.append("## Constraints the design must meet\n\n" + _bullets(constraints))
     if not decisions:
         parts.append(
             "## Open design questions\n\n- No recorded decision covers this work item; the approach "
@@ -377,12 +387,11 @@ def _acceptance(
     if not chosen:
         return _nothing(context)
     value = "\n".join(_given_when_then(s, context.work_item_key) for s in chosen)
-    trace = "\n".join(f"| AC{i} | {s.label} | `{s.ref.kind}:{s.ref.id}` |" for i, s in enumerate(chosen, 1))
     artifact = ArtifactProposal(
         "requirements_trace",
         f"Acceptance criteria trace for {context.work_item_key}",
         f"{len(chosen)} criteria in Given/When/Then form, each traced to its source statement.",
-        "| criterion | source | evidence |\n|---|---|---|\n" + trace,
+        _trace("criterion", "AC", chosen),
         _refs(chosen),
     )
     return ActionOutput((_draft(context, value, chosen),), (artifact, _digest(context, chosen)))
@@ -479,7 +488,7 @@ def _risk_check(
         if name in found:
             items = found[name][:3]
             used += items
-            sections.append(f"### {name.capitalize()} risk\n\n" + "\n".join(f"- {s.text} {s.cite}" for s in items))
+            sections.append(f"### {name.capitalize()} risk\n\n" + _bullets(items))
     value = "\n\n".join(sections)
     report = ArtifactProposal(
         "risk_report",

@@ -28,16 +28,13 @@ ARTIFACT_TYPES = (
     "risk_report",
     "evidence_digest",
 )
-EVIDENCE_KINDS = ("passage", "context_package", "work_item", "code_context")
 
-STATES = ("queued", "running", "ready_for_review", "applied", "failed", "expired")
 REVIEWABLE_STATES = ("ready_for_review", "applied")
 FINAL_STATES = ("failed", "expired")
 
 MAX_ACTIONS = 8
 MAX_INSTRUCTIONS = 4000
 MAX_APPLY_DRAFTS = 50
-DEFAULT_REVIEW_WINDOW_SECONDS = 7 * 24 * 3600
 
 SCOPE_RUN = "work-item-enhance:run"
 SCOPE_READ = "work-item-enhance:read"

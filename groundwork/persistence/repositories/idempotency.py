@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from groundwork.persistence import db
 
@@ -94,8 +93,3 @@ async def purge_expired() -> int:
     """Delete records past their 24 h retention; returns how many."""
     status = await db.execute("DELETE FROM idempotency_keys WHERE expires_at < clock_timestamp()")
     return int(status.split()[-1])
-
-
-def stored_headers(headers: Any) -> list[tuple[str, str]]:
-    """Normalise response headers to a JSON-storable list of pairs."""
-    return [(str(k), str(v)) for k, v in headers]

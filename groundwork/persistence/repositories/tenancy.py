@@ -156,9 +156,12 @@ async def visible_project_ids(principal: Principal, permission: str = "project:r
 
 async def project_permissions(principal: Principal, project_id: str) -> set[str] | None:
     """The caller's permissions on a project of its workspace; None when it cannot see the project."""
+    # A workspace admin holds every permission any role grants, so a new permission needs no code change.
     row = await db.fetchrow(
         """
-        SELECT p.id, r.permissions FROM projects p
+        SELECT CASE WHEN $4 THEN (SELECT array_agg(DISTINCT granted) FROM roles, unnest(roles.permissions) granted)
+                    ELSE r.permissions END AS permissions
+        FROM projects p
         LEFT JOIN memberships m ON m.project_id = p.id AND m.principal_id = $3
         LEFT JOIN roles r ON r.name = m.role
         WHERE p.id = $2 AND p.workspace_id = $1
@@ -166,12 +169,11 @@ async def project_permissions(principal: Principal, project_id: str) -> set[str]
         principal.workspace_id,
         project_id,
         principal.id,
+        principal.is_admin,
     )
-    if row is None:
+    if row is None or row["permissions"] is None:
         return None
-    if principal.is_admin:
-        return {"project:read", "work_items:write", "context:read"}
-    return set(row["permissions"]) if row["permissions"] is not None else None
+    return set(row["permissions"])
 
 
 async def principal_holds(principal_id: str, project_id: str, permission: str) -> bool:
