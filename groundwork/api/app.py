@@ -24,11 +24,12 @@ from groundwork.api.rest.enhancement import EnhancementRunController, get_operat
 from groundwork.api.rest.health import live, ready
 from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
 from groundwork.api.rest.work_items import ProjectController, WorkItemController
-from groundwork.api.temporal import TemporalConnection, TemporalMiddleware
+from groundwork.api.temporal import TemporalMiddleware
 from groundwork.config import Settings
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.search import corpus_index
+from groundwork.services.temporal import TemporalConnection
 
 
 def create_app(settings: Settings | None = None) -> Litestar:

@@ -8,9 +8,9 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from groundwork.api.services import api_keys
 from groundwork.domain.errors import InsufficientScope, Unauthenticated
 from groundwork.domain.principals import Principal
+from groundwork.services import api_keys
 
 # Routes anyone may reach: probes, API docs, and the GraphiQL page (its queries still need a key).
 PUBLIC_PATHS = ("/health/", "/schema")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from groundwork.api.resources import timestamp
-from groundwork.api.services.corpus_search import CorpusSearchResult
+from groundwork.domain.times import timestamp
 from groundwork.search.passages import PassageHit
+from groundwork.services.corpus_search import CorpusSearchResult
 
 
 def passage_resource(hit: PassageHit) -> dict[str, Any]:

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from groundwork.domain.enhancement.model import allowed_actions
+from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
-
-
-def timestamp(value: datetime | None) -> str | None:
-    """ISO 8601 UTC with microseconds and `Z`."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if value else None
 
 
 def work_item_resource(item: WorkItem) -> dict[str, Any]:

@@ -1,70 +1,12 @@
-"""The API's Temporal client: connected at start-up when possible, lazily otherwise."""
+"""ASGI middleware that hands the app's Temporal connection to the services for each request."""
 
 from __future__ import annotations
-
-import asyncio
-from contextvars import ContextVar
 
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
-from groundwork.config import Settings
-
-
-class TemporalConnection:
-    """Holds one client; `get()` (re)connects if the server was down when the API started."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._client: Client | None = None
-        self._lock = asyncio.Lock()
-
-    async def get(self, timeout: float = 5.0) -> Client:
-        """The connected client; raises if Temporal is unreachable within `timeout`."""
-        if self._client is not None:
-            return self._client
-        async with self._lock:
-            if self._client is None:
-                self._client = await asyncio.wait_for(connect_client(self.settings), timeout)
-            return self._client
-
-    async def healthy(self) -> bool:
-        """Whether the Temporal frontend answers a health check."""
-        try:
-            client = await self.get(timeout=3.0)
-            return bool(await asyncio.wait_for(client.service_client.check_health(), 3.0))
-        except Exception:
-            return False
-
-
-async def connect_client(settings: Settings) -> Client:
-    """Connect to Temporal with the data converter every Groundwork process uses."""
-    return await Client.connect(
-        settings.temporal_address,
-        namespace=settings.temporal_namespace,
-        data_converter=pydantic_data_converter,
-    )
-
-
-# Per request (set by `TemporalMiddleware`) rather than per process, so two apps in one process
-# (tests, or an embedding host) never share each other's Temporal settings.
-_current: ContextVar[TemporalConnection | None] = ContextVar("groundwork_temporal", default=None)
-
-
-def use_connection(connection: TemporalConnection) -> None:
-    """Make `connection` the one the application services use in the current context."""
-    _current.set(connection)
-
-
-def current_connection() -> TemporalConnection:
-    """The Temporal connection of the app serving this request (or of `groundwork mcp`)."""
-    connection = _current.get()
-    if connection is None:
-        raise RuntimeError("no Temporal connection configured in this context")
-    return connection
+from groundwork.services.temporal import TemporalConnection, release_connection, use_connection
 
 
 class TemporalMiddleware(ASGIMiddleware):
@@ -76,8 +18,8 @@ class TemporalMiddleware(ASGIMiddleware):
         self.connection = connection
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        token = _current.set(self.connection)
+        token = use_connection(self.connection)
         try:
             await next_app(scope, receive, send)
         finally:
-            _current.reset(token)
+            release_connection(token)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from groundwork.api.services.corpus_admin import IngestReport, collect_files, ingest_files
 from groundwork.demo import catalog
 from groundwork.persistence.repositories import corpus as repo
+from groundwork.services.corpus_admin import IngestReport, collect_files, ingest_files
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 DEMO_OWNER = "demo"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from groundwork.api.services import api_keys
 from groundwork.demo import catalog
 from groundwork.demo.corpus import seed_demo_corpus
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy, work_items
+from groundwork.services import api_keys
 
 
 async def seed_demo_data() -> bool:

@@ -19,6 +19,8 @@ SUBJECT_TYPES = ("project", "engagement", "portfolio")
 
 # Passages reachable through pagination for one query; beyond it the answer says `truncated`.
 MAX_REACHABLE_HITS = 1000
+# Rounds of segment → activate before an ingest gives up when segmenter versions keep changing underneath.
+MAX_INGEST_ROUNDS = 5
 MAX_QUERY_CHARS = 1000
 MAX_QUERY_CLAUSES = 32
 

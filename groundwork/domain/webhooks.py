@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from groundwork.domain.errors import FieldError
+from groundwork.domain.times import format_timestamp
 
 
 @dataclass(frozen=True)
@@ -257,10 +258,6 @@ def delivery_workflow_id(event_id: str, endpoint_id: str) -> str:
     return f"whd_{event_id}_{endpoint_id}"
 
 
-def _iso(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def envelope(
     *,
     event_id: str,
@@ -279,7 +276,7 @@ def envelope(
         "event_id": event_id,
         "type": type,
         "event_version": event_version,
-        "occurred_at": _iso(occurred_at),
+        "occurred_at": format_timestamp(occurred_at),
         "workspace_id": workspace_id,
         "resource": {"type": resource_type, "id": resource_id},
         "actor": {"id": actor_id},

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from groundwork.domain.errors import FieldError
+from groundwork.domain.times import format_timestamp
 
 # The keys of `fields`, by the names drafts use.
 NUMBER_FIELDS = ("estimate",)
@@ -47,7 +48,7 @@ class WorkItem:
 
 def format_version(version: datetime) -> str:
     """Render a version as DESIGN.md fixes it: `2026-11-22T01:27:24.123456Z`."""
-    return version.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_timestamp(version)
 
 
 def parse_version(text: str) -> datetime:

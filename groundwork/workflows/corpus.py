@@ -10,19 +10,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from groundwork.activities.corpus import (
-        MAX_INGEST_ROUNDS,
-        IndexTarget,
-        ResegmentBatch,
-        SegmenterRef,
-        VersionRef,
-        activate_segmenter,
-        activate_source_version,
-        apply_index_changes,
-        resegment_batch,
-        segment_source_version,
-        stage_segmenter,
-    )
+    from groundwork.domain.corpus import MAX_INGEST_ROUNDS
 
 _TIMEOUT = timedelta(minutes=10)
 _RETRY = RetryPolicy(maximum_attempts=10)
@@ -36,6 +24,56 @@ def ingest_workflow_id(version_id: str) -> str:
 def resegment_workflow_id(segmenter_id: str) -> str:
     """One roll-out workflow per segmenter version."""
     return f"corpus-resegment-{segmenter_id}"
+
+
+# The activities' inputs and outputs: the workflows call their activities by name, and they import these.
+
+
+@dataclass
+class VersionRef:
+    """A source-content version to work on."""
+
+    version_id: str
+
+
+@dataclass
+class SegmentOutcome:
+    """Which segmenter versions cut the version now, and how many passages they stored."""
+
+    version_id: str
+    segmenters: list[str]
+    passages: int
+
+
+@dataclass
+class Activation:
+    """`active`: the version serves (index log position `index_seq`); `inactive`: a newer one won;
+    `resegment`: a segmenter version it lacks appeared, so segment again first."""
+
+    status: str
+    index_seq: int = 0
+
+
+@dataclass
+class IndexTarget:
+    """Bring the index at least up to this change-log position."""
+
+    up_to_seq: int
+
+
+@dataclass
+class SegmenterRef:
+    """A segmenter version (`name@version`)."""
+
+    segmenter_id: str
+
+
+@dataclass
+class ResegmentBatch:
+    """Cut up to `limit` active versions that the segmenter version has not cut yet."""
+
+    segmenter_id: str
+    limit: int = 50
 
 
 @dataclass
@@ -65,11 +103,19 @@ class CorpusIngestWorkflow:
         passages = 0
         for _ in range(MAX_INGEST_ROUNDS):
             outcome = await workflow.execute_activity(
-                segment_source_version, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+                "corpus_segment_source_version",
+                ref,
+                result_type=SegmentOutcome,
+                start_to_close_timeout=_TIMEOUT,
+                retry_policy=_RETRY,
             )
             passages += outcome.passages
             activation = await workflow.execute_activity(
-                activate_source_version, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+                "corpus_activate_source_version",
+                ref,
+                result_type=Activation,
+                start_to_close_timeout=_TIMEOUT,
+                retry_policy=_RETRY,
             )
             if activation.status != "resegment":
                 break
@@ -77,8 +123,9 @@ class CorpusIngestWorkflow:
             raise ApplicationError("segmenter versions kept changing; ingest again", non_retryable=True)
         if activation.status == "active":
             await workflow.execute_activity(
-                apply_index_changes,
+                "corpus_apply_index_changes",
                 IndexTarget(activation.index_seq),
+                result_type=int,
                 start_to_close_timeout=_TIMEOUT,
                 retry_policy=_RETRY,
             )
@@ -121,33 +168,40 @@ class CorpusResegmentWorkflow:
     async def run(self, params: CorpusResegmentInput) -> CorpusResegmentResult:
         ref = SegmenterRef(params.segmenter_id)
         staged = await workflow.execute_activity(
-            stage_segmenter, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+            "corpus_stage_segmenter", ref, result_type=str, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
         )
         if staged == "active":
             return CorpusResegmentResult(params.segmenter_id, "active", 0)
         while True:
             while cut := await workflow.execute_activity(
-                resegment_batch,
+                "corpus_resegment_batch",
                 ResegmentBatch(params.segmenter_id, params.batch_size),
+                result_type=int,
                 start_to_close_timeout=_TIMEOUT,
                 retry_policy=_RETRY,
             ):
                 self._versions_cut += cut
             if not params.activate:
                 await workflow.execute_activity(
-                    apply_index_changes,
+                    "corpus_apply_index_changes",
                     IndexTarget(0),
+                    result_type=int,
                     start_to_close_timeout=_TIMEOUT,
                     retry_policy=_RETRY,
                 )
                 return CorpusResegmentResult(params.segmenter_id, "staging", self._versions_cut)
             activation = await workflow.execute_activity(
-                activate_segmenter, ref, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+                "corpus_activate_segmenter",
+                ref,
+                result_type=Activation,
+                start_to_close_timeout=_TIMEOUT,
+                retry_policy=_RETRY,
             )
             if activation.status == "active":
                 await workflow.execute_activity(
-                    apply_index_changes,
+                    "corpus_apply_index_changes",
                     IndexTarget(activation.index_seq),
+                    result_type=int,
                     start_to_close_timeout=_TIMEOUT,
                     retry_policy=_RETRY,
                 )

@@ -9,7 +9,7 @@ apply id) runs the one transactional apply activity.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -17,14 +17,13 @@ from temporalio.common import RetryPolicy, SearchAttributeKey, SearchAttributePa
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from groundwork.activities.enhancement import (
-        ActionRequest,
-        ApplyCommand,
-        ApplyOutcome,
-        NewActionRequest,
-        RunFailure,
+    from groundwork.domain.enhancement.model import (
+        ACTIONS,
+        FINAL_STATES,
+        not_reviewable_reason,
+        validate_draft_ids,
     )
-    from groundwork.domain.enhancement.model import ACTIONS, FINAL_STATES, MAX_APPLY_DRAFTS, REVIEWABLE_STATES
+    from groundwork.domain.errors import ValidationFailed
 
 WORKSPACE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
 TARGET = SearchAttributeKey.for_keyword("GroundworkTarget")
@@ -75,6 +74,67 @@ class ApplyUpdate:
     draft_ids: list[str]
     expected_target_version: str
     actor_id: str
+
+
+# The activities' inputs and outputs: the workflow calls its activities by name, and they import these.
+
+
+@dataclass
+class ActionRequest:
+    """One action of a run to perform (identified by the request that asked for it)."""
+
+    run_id: str
+    request_id: str
+
+
+@dataclass
+class ActionResult:
+    action: str
+    draft_ids: list[str]
+    artifact_ids: list[str]
+
+
+@dataclass
+class NewActionRequest:
+    """An action asked for on a reviewable run."""
+
+    run_id: str
+    request_id: str
+    action: str
+    instructions: str
+
+
+@dataclass
+class RunFailure:
+    run_id: str
+    request_id: str
+    error_code: str
+    message: str
+    # A failed extra action leaves a reviewable run reviewable; a failed initial action fails the run.
+    fail_run: bool = True
+
+
+@dataclass
+class ApplyCommand:
+    """An apply confirmed by the caller, as the run workflow hands it to `ApplyDraftsWorkflow`."""
+
+    apply_id: str
+    run_id: str
+    draft_ids: list[str]
+    expected_target_version: str
+    actor_id: str
+
+
+@dataclass
+class ApplyOutcome:
+    """What an apply did, or why it changed nothing (the result of the `apply` Update)."""
+
+    ok: bool
+    code: str | None = None
+    current_version: str | None = None
+    target_version: str | None = None
+    applied_draft_ids: list[str] = field(default_factory=list)
+    ineligible: dict[str, str] = field(default_factory=dict)
 
 
 def _action_error_code(error: ActivityError) -> str:
@@ -151,8 +211,8 @@ class EnhancementRunWorkflow:
         """Perform one more action on the reviewable run; returns the run's state afterwards."""
         self.handled += 1
         async with self.lock:
-            if self.state not in REVIEWABLE_STATES or self.expired:
-                raise ApplicationError(f"the run is {self.state}", type="run_not_reviewable")
+            if reason := not_reviewable_reason(self.state, self.expired):
+                raise ApplicationError(reason, type="run_not_reviewable")
             await workflow.execute_activity(
                 "enhancement_begin_action",
                 NewActionRequest(self.input.run_id, update.request_id, update.action, update.instructions),
@@ -178,8 +238,8 @@ class EnhancementRunWorkflow:
         """Apply selected drafts through `ApplyDraftsWorkflow`; returns what it did or why not."""
         self.handled += 1
         await workflow.wait_condition(lambda: self.state not in ("queued", "running"))
-        if self.state not in REVIEWABLE_STATES or self.expired:
-            raise ApplicationError(f"the run is {self.state}", type="run_not_reviewable")
+        if reason := not_reviewable_reason(self.state, self.expired):
+            raise ApplicationError(reason, type="run_not_reviewable")
         outcome: ApplyOutcome = await workflow.execute_child_workflow(
             ApplyDraftsWorkflow.run,
             ApplyCommand(
@@ -195,8 +255,10 @@ class EnhancementRunWorkflow:
     def validate_apply(self, update: ApplyUpdate) -> None:
         if self.expired or self.state in FINAL_STATES:
             raise ValueError(f"run_not_reviewable: the run is {self.state}")
-        if not update.draft_ids or len(update.draft_ids) > MAX_APPLY_DRAFTS:
-            raise ValueError(f"validation_failed: name 1 to {MAX_APPLY_DRAFTS} drafts")
+        try:
+            validate_draft_ids(update.draft_ids)
+        except ValidationFailed as error:
+            raise ValueError(f"validation_failed: {error.detail}") from None
 
     @workflow.query
     def current_state(self) -> str:

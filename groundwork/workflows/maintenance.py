@@ -7,9 +7,6 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-with workflow.unsafe.imports_passed_through():
-    from groundwork.activities.maintenance import purge_expired_idempotency_keys
-
 PURGE_SCHEDULE_ID = "groundwork-purge-idempotency-keys"
 
 
@@ -20,7 +17,8 @@ class PurgeIdempotencyKeysWorkflow:
     @workflow.run
     async def run(self) -> int:
         return await workflow.execute_activity(
-            purge_expired_idempotency_keys,
+            "purge_expired_idempotency_keys",
+            result_type=int,
             start_to_close_timeout=timedelta(minutes=5),
             retry_policy=RetryPolicy(maximum_attempts=5),
         )

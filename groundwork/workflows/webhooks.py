@@ -8,12 +8,10 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
 
 with workflow.unsafe.imports_passed_through():
-    from groundwork.activities.webhooks import (
-        AttemptRequest,
-        AttemptResult,
-        DeliveryRequest,
-        attempt_webhook_delivery,
-    )
+    from pydantic import BaseModel
+
+    from groundwork.config import Settings
+    from groundwork.domain import webhooks as rules
     from groundwork.domain.webhooks import jittered
 
 ENDPOINT_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkEndpoint")
@@ -25,6 +23,60 @@ WORKSPACE_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
 _ATTEMPT_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), backoff_coefficient=2.0, maximum_interval=timedelta(minutes=1)
 )
+
+
+# The workflow's input and output, and its activity's: the workflow calls the activity by name.
+
+
+class DeliveryPolicy(BaseModel):
+    """How deliveries are attempted; carried in the workflow input so the workflow stays deterministic."""
+
+    schedule: list[float]
+    jitter: float = 0.1
+    allow_private: bool = False
+    disable_after_seconds: float = rules.DISABLE_AFTER_SECONDS
+    timeout_seconds: float = rules.ATTEMPT_TIMEOUT_SECONDS
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DeliveryPolicy:
+        """The policy a process's settings describe."""
+        return cls(
+            schedule=list(settings.webhook_schedule),
+            allow_private=settings.webhook_allow_private,
+            disable_after_seconds=settings.webhook_disable_after_seconds,
+        )
+
+
+class DeliveryRequest(BaseModel):
+    """Input of `WebhookDeliveryWorkflow`: one event to one endpoint, in one generation."""
+
+    delivery_id: str
+    generation: int
+    workspace_id: str
+    endpoint_id: str
+    event_id: str
+    event_type: str
+    policy: DeliveryPolicy
+
+
+class AttemptRequest(BaseModel):
+    """Input of one attempt: which slot of the schedule, whether it is the last, and the next delay."""
+
+    delivery_id: str
+    generation: int
+    slot: int
+    final: bool
+    next_delay_seconds: float | None
+    policy: DeliveryPolicy
+
+
+class AttemptResult(BaseModel):
+    """Where the delivery stands after an attempt: `pending`, `succeeded`, `failed`, or `stale`."""
+
+    delivery_status: str
+    status_code: int | None = None
+    retry_after_seconds: float | None = None
+    number: int | None = None
 
 
 @workflow.defn(name="WebhookDeliveryWorkflow")
@@ -51,7 +103,7 @@ class WebhookDeliveryWorkflow:
                 await workflow.sleep(timedelta(seconds=wait))
             final = slot == len(delays) - 1
             result = await workflow.execute_activity(
-                attempt_webhook_delivery,
+                "attempt_webhook_delivery",
                 AttemptRequest(
                     delivery_id=request.delivery_id,
                     generation=request.generation,
@@ -60,6 +112,7 @@ class WebhookDeliveryWorkflow:
                     next_delay_seconds=None if final else delays[slot + 1],
                     policy=policy,
                 ),
+                result_type=AttemptResult,
                 start_to_close_timeout=timedelta(seconds=policy.timeout_seconds + 30),
                 retry_policy=_ATTEMPT_RETRY,
             )

@@ -9,8 +9,8 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
 from groundwork.api.graphql.work_items import PageInfo
-from groundwork.api.services import corpus_search as service
 from groundwork.domain.errors import GroundworkError
+from groundwork.services import corpus_search as service
 
 
 @strawberry.input(description="A project, engagement or portfolio; its type is `project`, `engagement` or `portfolio`.")

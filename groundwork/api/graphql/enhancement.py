@@ -11,11 +11,11 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
 from groundwork.api.resources import run_resource
-from groundwork.api.services import enhancement as service
-from groundwork.api.services.idempotent_calls import call_once
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.principals import Principal
+from groundwork.services import enhancement as service
+from groundwork.services.idempotent_calls import call_once
 
 
 @strawberry.type

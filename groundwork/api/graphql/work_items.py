@@ -8,10 +8,10 @@ import strawberry
 from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
-from groundwork.api.services import work_items as service
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.work_items import WorkItem as WorkItemRecord
 from groundwork.domain.work_items import format_version
+from groundwork.services import work_items as service
 
 
 @strawberry.type

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groundwork.api.corpus_resources import search_answer
 from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
-from groundwork.api.services import corpus_search
 from groundwork.domain.errors import GroundworkError
+from groundwork.services import corpus_search
 
 
 class SubjectRef(BaseModel):

@@ -7,11 +7,11 @@ from pathlib import Path
 import anyio
 
 from groundwork.api.mcp.server import build_mcp_server, current_principal
-from groundwork.api.services.api_keys import resolve_key
-from groundwork.api.temporal import TemporalConnection, use_connection
 from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.search import corpus_index
+from groundwork.services.api_keys import resolve_key
+from groundwork.services.temporal import TemporalConnection, use_connection
 
 
 def run_stdio(dsn: str, api_key: str, index_dir: Path) -> None:

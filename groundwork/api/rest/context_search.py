@@ -11,9 +11,9 @@ from litestar import Controller, Request, Response, post
 from litestar.params import Parameter
 
 from groundwork.api.corpus_resources import search_answer, source_resource, version_resource
-from groundwork.api.services import corpus_search, corpus_sources
 from groundwork.domain.errors import FieldError, InvalidRequest
 from groundwork.domain.principals import Principal
+from groundwork.services import corpus_search, corpus_sources
 
 READ = {"scope": "context-engine:read"}
 CONTRIBUTE = {"scope": "context-engine:contribute", "idempotent": True}

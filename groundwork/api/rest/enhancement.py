@@ -9,9 +9,9 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
 
 from groundwork.api.resources import artifact_resource, draft_resource, run_resource
-from groundwork.api.services import enhancement as service
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.principals import Principal
+from groundwork.services import enhancement as service
 
 READ = {"scope": SCOPE_READ}
 Wait = Parameter(query="wait", default=None, ge=0, le=30, description="Seconds to wait for the run (0-30).")

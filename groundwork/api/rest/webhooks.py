@@ -8,11 +8,9 @@ import msgspec
 from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 
-from groundwork.activities.webhooks import DeliveryPolicy
-from groundwork.api.resources import timestamp
-from groundwork.api.services import webhooks as service
 from groundwork.domain.principals import Principal
-from groundwork.outbox_relay import DeliveryStarter
+from groundwork.domain.times import timestamp
+from groundwork.services import webhooks as service
 
 MANAGE = {"scope": "webhooks:manage"}
 MANAGE_WRITE = {"scope": "webhooks:manage", "idempotent": True}
@@ -99,13 +97,6 @@ def _allow_private(request: Request[Principal, Any, Any]) -> bool:
     return bool(request.app.state.settings.webhook_allow_private)
 
 
-def _starter(request: Request[Principal, Any, Any]) -> DeliveryStarter:
-    settings = request.app.state.settings
-    return DeliveryStarter(
-        request.app.state.temporal.get, settings.temporal_task_queue, DeliveryPolicy.from_settings(settings)
-    )
-
-
 class WebhookEndpointController(Controller):
     path = "/api/v1/webhook-endpoints"
     tags = ["webhooks"]
@@ -182,7 +173,7 @@ class WebhookEndpointController(Controller):
         summary="Send a webhook.test event to this endpoint",
     )
     async def send_test(self, request: Request[Principal, Any, Any], endpoint_id: str) -> dict[str, Any]:
-        row = await service.send_test(request.user, endpoint_id, _starter(request))
+        row = await service.send_test(request.user, endpoint_id)
         return {"data": delivery_resource(row)}
 
 
@@ -201,5 +192,5 @@ class WebhookDeliveryController(Controller):
         summary="Send a finished delivery's event again (same webhook-id)",
     )
     async def redeliver(self, request: Request[Principal, Any, Any], delivery_id: str) -> dict[str, Any]:
-        row = await service.redeliver(request.user, delivery_id, _starter(request))
+        row = await service.redeliver(request.user, delivery_id)
         return {"data": delivery_resource(row)}

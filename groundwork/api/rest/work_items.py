@@ -9,8 +9,8 @@ from litestar import Controller, Request, get, patch, post
 from litestar.params import Parameter
 
 from groundwork.api.resources import change_resource, project_resource, work_item_resource
-from groundwork.api.services import work_items as service
 from groundwork.domain.principals import Principal
+from groundwork.services import work_items as service
 
 READ = {"scope": "work-items:read"}
 WRITE = {"scope": "work-items:write"}

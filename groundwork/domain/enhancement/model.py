@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from groundwork.domain.errors import FieldError, GroundworkError, ValidationFailed
@@ -167,6 +168,36 @@ def validate_instructions(instructions: Any) -> str:
             [FieldError("instructions", f"must be a string of at most {MAX_INSTRUCTIONS} characters")],
         )
     return instructions
+
+
+def review_expired(state: str, review_expires_at: datetime | None, now: datetime) -> bool:
+    """Whether a run's review window has ended: its state says so, or its deadline has passed."""
+    return state == "expired" or (review_expires_at is not None and review_expires_at <= now)
+
+
+def not_reviewable_reason(state: str, expired: bool) -> str | None:
+    """Why a run in `state` takes no review-time action or apply now; None when it does."""
+    if expired:
+        return "the run's review window has ended; its drafts can no longer be applied"
+    if state not in REVIEWABLE_STATES:
+        return f"the run is {state}; only a run ready for review takes actions and applies"
+    return None
+
+
+def state_after_action(has_applies: bool) -> str:
+    """Where a run goes when an action settles: back to `applied` once anything was applied."""
+    return "applied" if has_applies else "ready_for_review"
+
+
+def validate_draft_ids(draft_ids: Any) -> list[str]:
+    """1 to 50 distinct draft ids."""
+    if not isinstance(draft_ids, list) or not draft_ids or not all(isinstance(d, str) for d in draft_ids):
+        raise ValidationFailed("Invalid draft ids.", [FieldError("draft_ids", "must be a non-empty list of ids")])
+    if len(draft_ids) > MAX_APPLY_DRAFTS:
+        raise ValidationFailed("Too many drafts.", [FieldError("draft_ids", f"at most {MAX_APPLY_DRAFTS}")])
+    if len(set(draft_ids)) != len(draft_ids):
+        raise ValidationFailed("Repeated draft ids.", [FieldError("draft_ids", "must not repeat a draft")])
+    return list(draft_ids)
 
 
 def draft_ineligibility(

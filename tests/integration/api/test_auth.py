@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from groundwork.api.rate_limit import TokenBuckets
-from groundwork.api.services import api_keys
+from groundwork.services import api_keys
 from tests.conftest import Workspace, idem
 
 

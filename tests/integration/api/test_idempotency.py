@@ -101,7 +101,7 @@ async def test_in_flight_key_answers_409(client: httpx.AsyncClient, workspace: W
     from groundwork.persistence.repositories import idempotency
 
     key = await workspace.key(admin=True)
-    from groundwork.api.services.api_keys import list_keys
+    from groundwork.services.api_keys import list_keys
 
     [record] = await list_keys(workspace.slug)
     body = b'{"project_id":"p","title":"t"}'
@@ -118,7 +118,7 @@ async def test_in_flight_key_answers_409(client: httpx.AsyncClient, workspace: W
 async def test_server_errors_are_not_stored_so_the_key_can_be_retried(
     client: httpx.AsyncClient, workspace: Workspace, monkeypatch
 ) -> None:
-    from groundwork.api.services import work_items
+    from groundwork.services import work_items
 
     key = await workspace.key(admin=True)
     headers = workspace.headers(key, **{"Idempotency-Key": "flaky"})

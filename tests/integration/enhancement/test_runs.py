@@ -184,10 +184,10 @@ async def test_a_queued_run_without_a_workflow_is_started_by_the_sweep(
     """The API commits the run before starting its workflow; if that start is lost, the sweep starts it."""
     import asyncio
 
-    from groundwork.api.services.enhancement import sweep_queued_runs
     from groundwork.domain.ids import new_id
     from groundwork.persistence import db
     from groundwork.persistence.repositories import enhancement as runs
+    from groundwork.services.enhancement import sweep_queued_runs
 
     key = await workspace.key("owner", admin=True)
     run_id = new_id("wie")
@@ -216,11 +216,11 @@ async def test_a_queued_run_without_a_workflow_is_started_by_the_sweep(
 async def test_a_queued_run_whose_workflow_was_terminated_is_failed_by_the_sweep(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], temporal_client: Any
 ) -> None:
-    from groundwork.api.services.enhancement import start_run_workflow, sweep_queued_runs
     from groundwork.domain.ids import new_id
     from groundwork.persistence import db
     from groundwork.persistence.repositories import enhancement as runs
     from groundwork.persistence.repositories import outbox
+    from groundwork.services.enhancement import start_run_workflow, sweep_queued_runs
 
     key = await workspace.key("owner", admin=True)
     run_id = new_id("wie")

@@ -6,13 +6,13 @@ from typing import Any
 
 import httpx
 
-from groundwork.activities.corpus import catch_up_index
-from groundwork.api.services import api_keys
 from groundwork.demo import catalog
 from groundwork.demo.corpus import CORPUS_DIR, seed_demo_corpus
 from groundwork.demo.seed import seed_demo_data
 from groundwork.persistence import db
 from groundwork.search.corpus_index import corpus_index
+from groundwork.services import api_keys
+from groundwork.services.corpus_indexing import catch_up_index
 
 
 async def test_demo_corpus_seeds_once_and_answers_a_first_search(

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 
-from groundwork.activities.corpus import follow_index_changes
-from groundwork.api.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
+from groundwork.services.corpus_indexing import follow_index_changes
+from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
 from tests.conftest import Workspace
 from tests.integration.search.helpers import search
 

@@ -15,9 +15,9 @@ import pytest
 import uvicorn
 
 from groundwork.config import Settings
-from groundwork.outbox_relay import OutboxRelay
 from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
+from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace, free_port, idem
 
 # Fast enough for tests, long enough to see the order: 4 attempts within about a second.

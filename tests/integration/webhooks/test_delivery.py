@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from standardwebhooks import Webhook
 
-from groundwork.outbox_relay import OutboxRelay
+from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace, idem
 from tests.integration.webhooks.conftest import (
     Receiver,

@@ -13,9 +13,9 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from groundwork.domain.errors import ValidationFailed
-from groundwork.outbox_relay import OutboxRelay
 from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
+from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace, idem
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 
@@ -79,7 +79,7 @@ async def test_bad_endpoint_input_is_refused_with_a_clear_error(
 
 
 async def test_private_targets_are_refused_unless_allowed(database: str) -> None:
-    from groundwork.api.services.webhooks import check_url
+    from groundwork.services.webhooks import check_url
 
     for url in (
         "http://127.0.0.1:8080/hook",

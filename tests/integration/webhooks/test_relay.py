@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
-from groundwork.outbox_relay import OutboxRelay
 from groundwork.persistence import db
 from groundwork.persistence.repositories import webhooks as repo
+from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 

@@ -14,7 +14,7 @@ from tests.conftest import Workspace
 async def test_purge_workflow_removes_expired_records_only(
     worker: Any, temporal_client: Any, settings: Any, workspace: Workspace
 ) -> None:
-    from groundwork.api.services.api_keys import list_keys
+    from groundwork.services.api_keys import list_keys
 
     await workspace.key(admin=True)
     [record] = await list_keys(workspace.slug)

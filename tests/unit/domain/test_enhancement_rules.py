@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,9 +14,13 @@ from groundwork.domain.enhancement.model import (
     apply_eligible,
     check_confirm,
     draft_ineligibility,
+    not_reviewable_reason,
+    review_expired,
+    state_after_action,
     validate_actions,
+    validate_draft_ids,
 )
-from groundwork.domain.errors import InvalidRequest
+from groundwork.domain.errors import InvalidRequest, ValidationFailed
 from groundwork.domain.idempotency import check_key, fingerprint
 from groundwork.domain.pagination import encode_cursor, page_request
 from groundwork.domain.work_items import format_version, parse_version
@@ -100,3 +104,32 @@ def test_absurd_cursors_are_400s() -> None:
     for cursor in ("x" * 5000, nested):
         with pytest.raises(InvalidRequest):
             page_request(5, cursor)
+
+
+def test_a_run_is_expired_by_its_state_or_by_its_passed_deadline() -> None:
+    now = datetime(2026, 11, 23, tzinfo=UTC)
+    assert review_expired("expired", None, now) is True
+    assert review_expired("ready_for_review", now - timedelta(microseconds=1), now) is True
+    assert review_expired("ready_for_review", now, now) is True
+    assert review_expired("ready_for_review", now + timedelta(seconds=1), now) is False
+    assert review_expired("queued", None, now) is False
+
+
+def test_only_a_live_reviewable_run_takes_actions_and_applies() -> None:
+    assert not_reviewable_reason("ready_for_review", expired=False) is None
+    assert not_reviewable_reason("applied", expired=False) is None
+    for state in ("queued", "running", "failed", "expired"):
+        assert not_reviewable_reason(state, expired=False) is not None
+    assert "review window" in (not_reviewable_reason("applied", expired=True) or "")
+
+
+def test_a_settled_action_returns_the_run_to_applied_once_anything_was_applied() -> None:
+    assert state_after_action(has_applies=False) == "ready_for_review"
+    assert state_after_action(has_applies=True) == "applied"
+
+
+@pytest.mark.parametrize("draft_ids", [None, [], "draft_a", [1], ["draft_a", "draft_a"], [f"d{i}" for i in range(51)]])
+def test_an_apply_names_one_to_fifty_distinct_drafts(draft_ids: object) -> None:
+    with pytest.raises(ValidationFailed):
+        validate_draft_ids(draft_ids)
+    assert validate_draft_ids([f"d{i}" for i in range(50)]) == [f"d{i}" for i in range(50)]

@@ -9,8 +9,8 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from groundwork.api.services import corpus_sources
 from groundwork.domain.principals import Principal
+from groundwork.services import corpus_sources
 
 VERSION = {"id": "ver_1", "status": "pending"}
 

@@ -28,7 +28,6 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from groundwork.activities.webhooks import DeliveryPolicy, DeliveryRequest
 from groundwork.config import Settings
 from groundwork.persistence.repositories import webhooks as repo
 from groundwork.workflows.webhooks import (
@@ -36,10 +35,12 @@ from groundwork.workflows.webhooks import (
     EVENT_TYPE_ATTRIBUTE,
     STATUS_ATTRIBUTE,
     WORKSPACE_ATTRIBUTE,
+    DeliveryPolicy,
+    DeliveryRequest,
     WebhookDeliveryWorkflow,
 )
 
-log = logging.getLogger("groundwork.outbox_relay")
+log = logging.getLogger("groundwork.services.outbox_relay")
 
 NOTIFY_CHANNEL = "groundwork_outbox"
 

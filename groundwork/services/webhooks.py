@@ -13,10 +13,13 @@ from groundwork.domain import webhooks as rules
 from groundwork.domain.errors import FieldError, GroundworkError, NotFound, ValidationFailed
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.principals import Principal
-from groundwork.outbox_relay import DeliveryStarter
+from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import webhooks as repo
+from groundwork.services.outbox_relay import DeliveryStarter
+from groundwork.services.temporal import current_connection
+from groundwork.workflows.webhooks import DeliveryPolicy
 
 MAX_ENDPOINTS_PER_WORKSPACE = 100
 _DNS_TIMEOUT_SECONDS = 3.0
@@ -212,7 +215,14 @@ async def get_delivery(principal: Principal, delivery_id: str) -> dict[str, Any]
     return delivery
 
 
-async def redeliver(principal: Principal, delivery_id: str, starter: DeliveryStarter) -> dict[str, Any]:
+def _starter() -> DeliveryStarter:
+    """Starts delivery workflows through the Temporal connection of the current request."""
+    connection = current_connection()
+    settings = connection.settings
+    return DeliveryStarter(connection.get, settings.temporal_task_queue, DeliveryPolicy.from_settings(settings))
+
+
+async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
     """Send a finished delivery's event to its endpoint again, same `webhook-id`, on a fresh schedule."""
     async with db.transaction():
         delivery = await repo.lock_delivery(principal.workspace_id, delivery_id)
@@ -226,11 +236,11 @@ async def redeliver(principal: Principal, delivery_id: str, starter: DeliverySta
             raise EndpointDisabled("The endpoint is disabled; enable it before redelivering.")
         reopened = await repo.reopen_delivery(delivery_id)
     # If Temporal is unreachable now, the relay's sweep starts it: the row says it is not started.
-    await starter.start([reopened], replace_finished=True)
+    await _starter().start([reopened], replace_finished=True)
     return await get_delivery(principal, delivery_id)
 
 
-async def send_test(principal: Principal, endpoint_id: str, starter: DeliveryStarter) -> dict[str, Any]:
+async def send_test(principal: Principal, endpoint_id: str) -> dict[str, Any]:
     """Send a `webhook.test` event to one endpoint, whatever it subscribes to."""
     now = datetime.now(UTC)
     async with db.transaction():
@@ -246,11 +256,11 @@ async def send_test(principal: Principal, endpoint_id: str, starter: DeliverySta
             payload={
                 "endpoint_id": endpoint_id,
                 "message": "A test event from Groundwork: your endpoint is reachable.",
-                "requested_at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                "requested_at": format_timestamp(now),
             },
             occurred_at=now,
         )
-    await starter.start([delivery])
+    await _starter().start([delivery])
     return await get_delivery(principal, delivery["id"])
 
 

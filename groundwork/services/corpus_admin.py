@@ -18,24 +18,19 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
-from groundwork.activities.corpus import (
-    activate_segmenter_version,
-    catch_up_index,
-    rebuild_index,
-    resegment_versions,
-    stage_segmenter_version,
-)
-from groundwork.api.services.corpus_sources import (
+from groundwork.domain.corpus import kind_for_path
+from groundwork.domain.errors import GroundworkError, NotFound
+from groundwork.persistence.repositories import corpus as repo
+from groundwork.search.corpus_index import CorpusIndex, IndexBusy
+from groundwork.services.corpus_indexing import catch_up_index, rebuild_index
+from groundwork.services.corpus_ingest import activate_segmenter_version, resegment_versions, stage_segmenter_version
+from groundwork.services.corpus_sources import (
     MAX_SOURCE_BYTES,
     SourceUpload,
     ingest_in_process,
     receive_source,
     start_ingest,
 )
-from groundwork.domain.corpus import kind_for_path
-from groundwork.domain.errors import GroundworkError, NotFound
-from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.corpus_index import CorpusIndex, IndexBusy
 from groundwork.workflows.corpus import (
     CorpusResegmentInput,
     CorpusResegmentResult,

@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundwork.api.services import work_items as service
 from groundwork.domain.errors import GroundworkError, InvalidRequest
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import tenancy
+from groundwork.services import work_items as service
 
 ALLOWED_KEYS = {"project", "title", "status", "sprint", "watchers", "fields"}
 

@@ -20,9 +20,8 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
-from groundwork.activities.corpus import MAX_INGEST_ROUNDS, activate_version, catch_up_index, segment_version
-from groundwork.api.temporal import TemporalConnection
 from groundwork.domain.corpus import (
+    MAX_INGEST_ROUNDS,
     SOURCE_KINDS,
     default_provenance_quality,
     provenance_quality_problem,
@@ -34,6 +33,9 @@ from groundwork.persistence.repositories import corpus as repo
 from groundwork.persistence.repositories import tenancy
 from groundwork.search.corpus_index import IndexBusy, corpus_index
 from groundwork.search.extraction import ExtractionError, extract
+from groundwork.services.corpus_indexing import catch_up_index
+from groundwork.services.corpus_ingest import activate_version, segment_version
+from groundwork.services.temporal import TemporalConnection
 from groundwork.workflows.corpus import CorpusIngestInput, CorpusIngestResult, CorpusIngestWorkflow, ingest_workflow_id
 
 log = logging.getLogger(__name__)

@@ -24,12 +24,8 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from groundwork.activities.enhancement import ApplyOutcome
-from groundwork.api.temporal import current_connection
 from groundwork.domain.enhancement.model import (
     ACTION_FIELDS,
-    MAX_APPLY_DRAFTS,
-    REVIEWABLE_STATES,
     SCOPE_CODE_CONTEXT,
     ConfirmationRequired,
     DraftNotEligible,
@@ -39,7 +35,10 @@ from groundwork.domain.enhancement.model import (
     apply_eligible,
     check_confirm,
     draft_ineligibility,
+    not_reviewable_reason,
+    review_expired,
     validate_actions,
+    validate_draft_ids,
     validate_instructions,
 )
 from groundwork.domain.errors import (
@@ -53,12 +52,15 @@ from groundwork.domain.errors import (
 from groundwork.domain.ids import new_id
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.principals import Principal
+from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import format_version, parse_version
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.services.temporal import current_connection
 from groundwork.workflows.enhancement import (
+    ApplyOutcome,
     ApplyUpdate,
     EnhancementRunInput,
     EnhancementRunWorkflow,
@@ -83,9 +85,7 @@ class RunView:
 
     @property
     def expired(self) -> bool:
-        return self.run.state == "expired" or (
-            self.run.review_expires_at is not None and self.run.review_expires_at <= datetime.now(UTC)
-        )
+        return review_expired(self.run.state, self.run.review_expires_at, datetime.now(UTC))
 
     @property
     def finished(self) -> bool:
@@ -278,9 +278,7 @@ async def run_action(
         validate_actions([action], path="action")
     text = validate_instructions(instructions)
     check_confirm(confirm)
-    run = await _visible_run(principal, run_id)
-    if run.state not in REVIEWABLE_STATES:
-        raise RunNotReviewable(f"The run is {run.state}; actions run only on a run ready for review.")
+    _check_reviewable(await _visible_run(principal, run_id))
     client, _, _ = await _client()
     handle = await _handle(client, run_id)
     try:
@@ -316,21 +314,11 @@ async def _apply_permission(principal: Principal, run: runs.RunRow) -> None:
         raise PermissionDenied("Your role on this project does not allow changing its work items.", "work_items:write")
 
 
-def _check_draft_ids(draft_ids: Any) -> list[str]:
-    if not isinstance(draft_ids, list) or not draft_ids or not all(isinstance(d, str) for d in draft_ids):
-        raise ValidationFailed("Invalid draft ids.", [FieldError("draft_ids", "must be a non-empty list of ids")])
-    if len(draft_ids) > MAX_APPLY_DRAFTS:
-        raise ValidationFailed("Too many drafts.", [FieldError("draft_ids", f"at most {MAX_APPLY_DRAFTS}")])
-    if len(set(draft_ids)) != len(draft_ids):
-        raise ValidationFailed("Repeated draft ids.", [FieldError("draft_ids", "must not repeat a draft")])
-    return list(draft_ids)
-
-
 async def prepare_apply(principal: Principal, run_id: str, draft_ids: Any) -> tuple[list[FieldDiff], str]:
     """The field-level diff an apply of `draft_ids` would make, and the version to confirm against."""
-    ids = _check_draft_ids(draft_ids)
+    ids = validate_draft_ids(draft_ids)
     view = await load_run(principal, run_id)
-    _check_reviewable(view)
+    _check_reviewable(view.run)
     states = {d.id: d.state() for d in view.drafts}
     reasons = draft_ineligibility(ids, states, view.run.state, view.expired)
     if reasons:
@@ -342,11 +330,10 @@ async def prepare_apply(principal: Principal, run_id: str, draft_ids: Any) -> tu
     return diff, format_version(item.version)
 
 
-def _check_reviewable(view: RunView) -> None:
-    if view.expired:
-        raise RunNotReviewable("The run's review window has ended; its drafts can no longer be applied.")
-    if view.run.state not in REVIEWABLE_STATES:
-        raise RunNotReviewable(f"The run is {view.run.state}; only a run ready for review can be applied.")
+def _check_reviewable(run: runs.RunRow) -> None:
+    expired = review_expired(run.state, run.review_expires_at, datetime.now(UTC))
+    if reason := not_reviewable_reason(run.state, expired):
+        raise RunNotReviewable(reason[0].upper() + reason[1:] + ".")
 
 
 def diff_resource(diff: list[FieldDiff], version: str) -> dict[str, Any]:
@@ -369,10 +356,10 @@ async def apply_drafts(
     principal: Principal, run_id: str, draft_ids: Any, expected_target_version: Any, confirm: Any
 ) -> RunView:
     """Apply selected drafts after confirmation, guarded by the target version."""
-    ids = _check_draft_ids(draft_ids)
+    ids = validate_draft_ids(draft_ids)
     view = await load_run(principal, run_id)
     await _apply_permission(principal, view.run)
-    _check_reviewable(view)
+    _check_reviewable(view.run)
     if confirm is not True:
         diff, version = await prepare_apply(principal, run_id, ids)
         raise ConfirmationRequired(
@@ -485,9 +472,9 @@ async def operation_status(principal: Principal, run_id: str) -> dict[str, Any]:
         "kind": "work_item_enhancement",
         "status": status,
         "runState": run.state,
-        "startedAt": _ts(run.created_at),
-        "updatedAt": _ts(run.updated_at),
-        "completedAt": _ts(run.completed_at),
+        "startedAt": timestamp(run.created_at),
+        "updatedAt": timestamp(run.updated_at),
+        "completedAt": timestamp(run.completed_at),
         "pendingActions": pending,
         "error": error,
         "temporal": temporal,
@@ -496,10 +483,6 @@ async def operation_status(principal: Principal, run_id: str) -> dict[str, Any]:
 
 def _status_from_state(state: str) -> str:
     return {"queued": "queued", "running": "running", "failed": "failed"}.get(state, "succeeded")
-
-
-def _ts(value: datetime | None) -> str | None:
-    return format_version(value) if value else None
 
 
 async def sweep_queued_runs(

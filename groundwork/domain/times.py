@@ -1,0 +1,15 @@
+"""How every timestamp is written on the wire: ISO 8601 UTC with microseconds and `Z`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def format_timestamp(value: datetime) -> str:
+    """`2026-11-22T01:27:24.123456Z`, the one spelling DESIGN.md fixes for times and versions."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def timestamp(value: datetime | None) -> str | None:
+    """`format_timestamp`, passing None through (for optional times)."""
+    return format_timestamp(value) if value is not None else None
