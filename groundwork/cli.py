@@ -120,9 +120,12 @@ def serve(host: str, port: int, workers: int) -> None:
     """Serve the API only (production): PostgreSQL from DATABASE_URL, Temporal from TEMPORAL_ADDRESS."""
     import uvicorn
 
-    # Fail fast with a clear message when DATABASE_URL or the key ring is missing.
+    # Fail fast with a clear message when DATABASE_URL is missing (or the key ring is malformed).
     if Settings.from_env().keyring is None:
-        raise click.UsageError("GROUNDWORK_SECRET_KEY is not set (`groundwork up` generates one into the data dir)")
+        _say(
+            "warning: GROUNDWORK_SECRET_KEY is not set: notification action links cannot be verified and chat "
+            "webhook URLs cannot be stored"
+        )
     uvicorn.run(
         "groundwork.api.app:app_from_env",
         factory=True,

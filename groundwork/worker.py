@@ -137,8 +137,11 @@ def main() -> None:
     """Entry point for `python -m groundwork.worker`."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = Settings.from_env()
-    if settings.keyring is None:  # action links cannot be signed, chat webhook URLs cannot be opened
-        raise SystemExit("GROUNDWORK_SECRET_KEY is not set (`groundwork up` generates one into the data dir)")
+    if settings.keyring is None:
+        log.error(
+            "GROUNDWORK_SECRET_KEY is not set: e-mail and chat messages go out without action links, "
+            "and chat webhook URLs cannot be opened"
+        )
     asyncio.run(run_worker(settings))
 
 

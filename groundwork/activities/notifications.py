@@ -28,7 +28,7 @@ from groundwork.config import Settings
 from groundwork.persistence.repositories import notification_deliveries as repo
 from groundwork.secrets_keyring import KeyRing
 from groundwork.services.notification_messages import Composer
-from groundwork.services.notification_preferences import preferences_from_row
+from groundwork.services.notification_preferences import preferences_for_sending
 from groundwork.workflows.notifications import (
     PERMANENT_FAILURE,
     DeliveryRequest,
@@ -49,6 +49,12 @@ class SendFailed(Exception):
     def __init__(self, message: str, *, permanent: bool) -> None:
         super().__init__(message)
         self.permanent = permanent
+
+    def retryable(self) -> ApplicationError:
+        """The error Temporal retries (or, when permanent, does not)."""
+        return ApplicationError(
+            str(self), type=PERMANENT_FAILURE if self.permanent else "send_failed", non_retryable=self.permanent
+        )
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,13 @@ async def _heartbeating(work: Awaitable[T]) -> T:
             activity.heartbeat()
     finally:
         task.cancel()
+
+
+def _stored_preferences(context: dict[str, Any]) -> dict[str, Any] | None:
+    """The recipient's stored preferences row out of a delivery context (None: the defaults)."""
+    if context["email_enabled"] is None:
+        return None
+    return {**context, "principal_id": context["recipient_id"]}
 
 
 class NotificationActivities:
@@ -141,10 +154,10 @@ class NotificationActivities:
             return SendOutcome("stale", "the delivery no longer exists")
         if context["status"] != "pending":
             return SendOutcome(context["status"], "settled before")
-        prefs = preferences_from_row(
-            {**context, "principal_id": context["recipient_id"]} if context["email_enabled"] is not None else None,
-            self.keyring,
-        )
+        prefs, unavailable = preferences_for_sending(_stored_preferences(context), self.keyring)
+        if request.channel == "chat" and unavailable:
+            await repo.finish_delivery(request.delivery_id, "failed", unavailable)
+            return SendOutcome("failed", unavailable)
         if not prefs.wants(context["event_type"], request.channel):
             await repo.finish_delivery(request.delivery_id, "skipped", f"{request.channel} turned off since")
             return SendOutcome("skipped", f"{request.channel} turned off in the recipient's preferences")
@@ -165,11 +178,7 @@ class NotificationActivities:
                 )
         except SendFailed as failure:
             await repo.record_attempt(request.delivery_id, str(failure))
-            raise ApplicationError(
-                str(failure),
-                type=PERMANENT_FAILURE if failure.permanent else "send_failed",
-                non_retryable=failure.permanent,
-            ) from None
+            raise failure.retryable() from None
         await repo.record_attempt(request.delivery_id, None)
         await repo.finish_delivery(request.delivery_id, "sent")
         return SendOutcome("sent")
@@ -191,11 +200,7 @@ class NotificationActivities:
         if not contexts:
             await repo.finish_digest(request.digest_id, "empty", [])
             return SendOutcome("empty")
-        first = contexts[0]
-        prefs = preferences_from_row(
-            {**first, "principal_id": first["recipient_id"]} if first["email_enabled"] is not None else None,
-            self.keyring,
-        )
+        prefs, _ = preferences_for_sending(_stored_preferences(contexts[0]), self.keyring)
         wanted = [
             c
             for c in contexts
@@ -214,11 +219,7 @@ class NotificationActivities:
             await _heartbeating(self._send_email(message))
         except SendFailed as failure:
             await repo.record_digest_attempt(request.digest_id, str(failure))
-            raise ApplicationError(
-                str(failure),
-                type=PERMANENT_FAILURE if failure.permanent else "send_failed",
-                non_retryable=failure.permanent,
-            ) from None
+            raise failure.retryable() from None
         await repo.record_digest_attempt(request.digest_id, None)
         await repo.finish_digest(request.digest_id, "sent", [c["id"] for c in wanted], skipped)
         return SendOutcome("sent", f"{len(wanted)} notification(s)")

@@ -71,7 +71,7 @@ async def seed_demo_notifications(settings: Settings) -> bool:
             if event["type"] == MESSAGE_POSTED:
                 await notify(source_event(event), settings)
     admin = people["admin"]
-    inbox = await notification_repo.list_inbox(
+    inbox, _ = await notification_repo.list_inbox(
         admin.id, status=None, source_kind="messages", since=None, after_id=None, limit=100
     )
     for notification, moves in zip(reversed(inbox), MOVES, strict=False):

@@ -74,4 +74,4 @@ def validate_new_thread(creator_id: str, title: Any, participant_ids: Any, subje
     errors += _body_errors(body, "body")
     if errors:
         raise ValidationFailed("Invalid thread.", errors)
-    return NewThread(str(title).strip(), tuple(others), subject_type, subject_id, str(body))
+    return NewThread(" ".join(str(title).split()), tuple(others), subject_type, subject_id, str(body))

@@ -182,7 +182,8 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _content(title: str, body: str, **rest: str) -> Content:
-    return Content(title=_clip(title, MAX_TITLE), body=_clip(body, MAX_BODY), **rest)
+    # A title is one line wherever it goes (an e-mail subject, a chat message's first line).
+    return Content(title=_clip(" ".join(title.split()), MAX_TITLE), body=_clip(body, MAX_BODY), **rest)
 
 
 def run_finished(

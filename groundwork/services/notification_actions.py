@@ -130,26 +130,35 @@ def verify_token(keyring: KeyRing | None, token: str) -> ActionLink:
         raise unknown from None
 
 
-async def describe(keyring: KeyRing | None, token: str) -> tuple[ActionLink, dict[str, Any]]:
-    """A valid link and the notification it acts on (for the confirmation page); changes nothing."""
+def _unexpired(keyring: KeyRing | None, token: str, now: datetime | None) -> ActionLink:
     link = verify_token(keyring, token)
+    if (now or datetime.now(UTC)) >= link.expires_at:
+        raise ActionLinkExpired("This action link has expired; open the notification in Groundwork instead.")
+    return link
+
+
+async def describe(keyring: KeyRing | None, token: str) -> tuple[ActionLink, dict[str, Any]]:
+    """A usable link and the notification it acts on (for the confirmation page); changes nothing."""
+    link = _unexpired(keyring, token, None)
     notification = await repo.get_notification(link.recipient_id, link.notification_id)
     if notification is None:
         raise NotFound("No such action link.")
+    if await repo.action_link_used(link.link_id):
+        raise ActionLinkUsed("This action link was already used.")
     return link, notification
 
 
 async def redeem(keyring: KeyRing | None, token: str, now: datetime | None = None) -> CommandResult:
     """Acknowledge as the link's recipient, once, before it expires (read first when still unread)."""
-    link = verify_token(keyring, token)
-    if (now or datetime.now(UTC)) >= link.expires_at:
-        raise ActionLinkExpired("This action link has expired; open the notification in Groundwork instead.")
+    link = _unexpired(keyring, token, now)
     async with db.transaction():
         row = await tenancy.get_principal(link.recipient_id)
-        if row is None:
+        current = await repo.get_notification(link.recipient_id, link.notification_id)
+        if row is None or current is None:
             raise NotFound("No such action link.")
         if not await repo.claim_action_link(link.link_id, link.notification_id, link.expires_at):
             raise ActionLinkUsed("This action link was already used.")
+        current = await repo.get_notification(link.recipient_id, link.notification_id)
         recipient = Principal(
             id=row["id"],
             workspace_id=row["workspace_id"],
@@ -160,7 +169,6 @@ async def redeem(keyring: KeyRing | None, token: str, now: datetime | None = Non
             scopes=frozenset({SCOPE_READ, SCOPE_OPERATE}),
         )
         version = link.version
-        current = await repo.get_notification(recipient.id, link.notification_id)
         if current is not None and current["status"] == "unread" and current["version"] == version:
             version = (
                 await change_notification(

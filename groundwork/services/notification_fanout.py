@@ -36,7 +36,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import notification_deliveries as deliveries
 from groundwork.persistence.repositories import notifications as repo
 from groundwork.persistence.repositories import outbox
-from groundwork.services.notification_preferences import preferences_from_row
+from groundwork.services.notification_preferences import preferences_for_sending
 from groundwork.services.notification_sources import SOURCES, SourceEvent
 from groundwork.workflows.notifications import (
     CHANNEL_ATTRIBUTE,
@@ -142,7 +142,9 @@ async def _plan_sends(created: list[dict[str, Any]], event_type: str, settings: 
     planned: list[deliveries.NewDelivery] = []
     fanned = Fanned()
     for n in created:
-        prefs = preferences_from_row(stored.get(n["recipient_id"]), settings.keyring)
+        prefs, unavailable = preferences_for_sending(stored.get(n["recipient_id"]), settings.keyring)
+        if unavailable:
+            log.error("chat is unavailable for %s: %s", n["recipient_id"], unavailable)
         if prefs.wants(event_type, "email"):
             digest_id = None
             if prefs.email_digest != "immediate":

@@ -8,7 +8,7 @@ from groundwork.domain.errors import ServiceUnavailable
 from groundwork.domain.notification_preferences import Preferences, parse_preferences
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import notifications as repo
-from groundwork.secrets_keyring import KeyRing
+from groundwork.secrets_keyring import KeyRing, KeyRingError
 from groundwork.services.temporal import current_connection
 
 # The key-ring purpose of sealed chat webhook URLs (an incoming-webhook URL is a credential).
@@ -37,6 +37,17 @@ def preferences_from_row(row: dict[str, Any] | None, keyring: KeyRing | None) ->
         chat_webhook_url=url,
         events=row["events"],
     )
+
+
+def preferences_for_sending(row: dict[str, Any] | None, keyring: KeyRing | None) -> tuple[Preferences, str | None]:
+    """Preferences for deciding and making sends: a chat URL that cannot be opened (no key ring, or the key
+    that sealed it was removed) leaves chat unavailable, with the reason, and never stops e-mail or in-app."""
+    try:
+        return preferences_from_row(row, keyring), None
+    except (ServiceUnavailable, KeyRingError) as exc:
+        assert row is not None
+        reason = exc.detail if isinstance(exc, ServiceUnavailable) else str(exc)
+        return preferences_from_row({**row, "chat_webhook_url": None}, None), reason
 
 
 def _keyring() -> KeyRing | None:

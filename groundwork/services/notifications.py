@@ -110,7 +110,7 @@ async def list_notifications(
     """The caller's notifications, newest first: the page, its `page` member, and the unread count."""
     filters = inbox_filter(status, source_kind, since)
     page = page_request(limit, cursor)
-    rows = await repo.list_inbox(
+    rows, unread = await repo.list_inbox(
         principal.id,
         status=filters.status,
         source_kind=filters.source_kind,
@@ -119,7 +119,7 @@ async def list_notifications(
         limit=page.limit + 1,
     )
     rows, info = page_info(rows, page.limit, lambda r: {"id": r["id"]})
-    return rows, info, await repo.unread_count(principal.id)
+    return rows, info, unread
 
 
 async def count_notifications(

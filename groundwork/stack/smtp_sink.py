@@ -24,7 +24,7 @@ def render(mail_from: str, rcpt_tos: list[str], data: bytes) -> str:
         f"----- mail from {mail_from} to {', '.join(rcpt_tos)}",
         f"Subject: {message.get('Subject', '')}",
         "",
-        str(text).rstrip(),
+        str(text).replace("\r\n", "\n").rstrip(),
         "-----",
     ]
     return "\n".join(lines)

@@ -101,31 +101,38 @@ def _reason(error: ActivityError) -> str:
     return str(getattr(cause, "message", None) or cause or error)[:1000]
 
 
+async def _send(
+    activity: str, request: DeliveryRequest | DigestRequest, failed: str, row_id: int, seconds: int
+) -> SendOutcome:
+    """Run a send activity with retries; when it fails for good, record why. Marks the outcome for operators."""
+    try:
+        outcome = await workflow.execute_activity(
+            activity,
+            request,
+            result_type=SendOutcome,
+            start_to_close_timeout=timedelta(seconds=seconds),
+            heartbeat_timeout=timedelta(seconds=request.policy.heartbeat_seconds),
+            retry_policy=_send_retry(request.policy),
+        )
+    except ActivityError as error:
+        outcome = await workflow.execute_activity(
+            failed,
+            SendFailure(row_id, _reason(error)),
+            result_type=SendOutcome,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=_RECORD_RETRY,
+        )
+    workflow.upsert_search_attributes([STATUS_ATTRIBUTE.value_set(outcome.status)])
+    return outcome
+
+
 @workflow.defn(name="NotificationDeliveryWorkflow")
 class NotificationDeliveryWorkflow:
     """Sends one notification on one channel (e-mail or chat), retried until it is sent or fails for good."""
 
     @workflow.run
     async def run(self, request: DeliveryRequest) -> SendOutcome:
-        try:
-            outcome = await workflow.execute_activity(
-                "send_notification",
-                request,
-                result_type=SendOutcome,
-                start_to_close_timeout=timedelta(seconds=120),
-                heartbeat_timeout=timedelta(seconds=request.policy.heartbeat_seconds),
-                retry_policy=_send_retry(request.policy),
-            )
-        except ActivityError as error:
-            outcome = await workflow.execute_activity(
-                "fail_notification_delivery",
-                SendFailure(request.delivery_id, _reason(error)),
-                result_type=SendOutcome,
-                start_to_close_timeout=timedelta(seconds=30),
-                retry_policy=_RECORD_RETRY,
-            )
-        workflow.upsert_search_attributes([STATUS_ATTRIBUTE.value_set(outcome.status)])
-        return outcome
+        return await _send("send_notification", request, "fail_notification_delivery", request.delivery_id, 120)
 
 
 @workflow.defn(name="NotificationDigestWorkflow")
@@ -137,25 +144,7 @@ class NotificationDigestWorkflow:
         wait = (datetime.fromisoformat(request.window_end) - workflow.now()).total_seconds()
         if wait > 0:
             await workflow.sleep(timedelta(seconds=wait))
-        try:
-            outcome = await workflow.execute_activity(
-                "send_notification_digest",
-                request,
-                result_type=SendOutcome,
-                start_to_close_timeout=timedelta(seconds=300),
-                heartbeat_timeout=timedelta(seconds=request.policy.heartbeat_seconds),
-                retry_policy=_send_retry(request.policy),
-            )
-        except ActivityError as error:
-            outcome = await workflow.execute_activity(
-                "fail_notification_digest",
-                SendFailure(request.digest_id, _reason(error)),
-                result_type=SendOutcome,
-                start_to_close_timeout=timedelta(seconds=30),
-                retry_policy=_RECORD_RETRY,
-            )
-        workflow.upsert_search_attributes([STATUS_ATTRIBUTE.value_set(outcome.status)])
-        return outcome
+        return await _send("send_notification_digest", request, "fail_notification_digest", request.digest_id, 300)
 
 
 NOTIFICATION_WORKFLOWS: list[type] = [NotificationDeliveryWorkflow, NotificationDigestWorkflow]

@@ -76,40 +76,40 @@ async def open_digest(
     return dict(row)
 
 
-async def claim_unstarted_deliveries(grace_seconds: float, limit: int) -> list[dict[str, Any]]:
-    """Deliveries with their own workflow not known to be started `grace_seconds` after it was asked for."""
-    rows = await db.fetch(
+async def _claim_unstarted(table: str, columns: str, condition: str, grace_seconds: float, limit: int) -> list[Any]:
+    """Rows whose workflow is not known to be started `grace_seconds` after it was asked for.
+
+    The claim pushes `start_requested_at` forward and commits at once, so no lock is held while the
+    workflows start and another relay does not take the same rows.
+    """
+    return await db.fetch(
         f"""
-        UPDATE notification_deliveries SET start_requested_at = clock_timestamp()
+        UPDATE {table} SET start_requested_at = clock_timestamp()
         WHERE id IN (
-            SELECT id FROM notification_deliveries
-            WHERE workflow_started_at IS NULL AND workflow_id IS NOT NULL
+            SELECT id FROM {table}
+            WHERE workflow_started_at IS NULL AND {condition}
               AND start_requested_at <= clock_timestamp() - make_interval(secs => $1)
             ORDER BY start_requested_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-        RETURNING {_DELIVERY_START}
+        RETURNING {columns}
         """,
         grace_seconds,
         limit,
+    )
+
+
+async def claim_unstarted_deliveries(grace_seconds: float, limit: int) -> list[dict[str, Any]]:
+    """Deliveries with a workflow of their own that is not known to be started (see `_claim_unstarted`)."""
+    rows = await _claim_unstarted(
+        "notification_deliveries", _DELIVERY_START, "workflow_id IS NOT NULL", grace_seconds, limit
     )
     return [dict(r) for r in rows]
 
 
 async def claim_unstarted_digests(grace_seconds: float, limit: int) -> list[dict[str, Any]]:
-    """Digests whose workflow is not known to be started `grace_seconds` after it was asked for."""
-    rows = await db.fetch(
-        f"""
-        UPDATE notification_digests SET start_requested_at = clock_timestamp()
-        WHERE id IN (
-            SELECT id FROM notification_digests
-            WHERE workflow_started_at IS NULL
-              AND start_requested_at <= clock_timestamp() - make_interval(secs => $1)
-            ORDER BY start_requested_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-        RETURNING {_DIGEST_START}
-        """,
-        grace_seconds,
-        limit,
-    )
-    return [dict(r) for r in rows]
+    """Digests whose workflow is not known to be started (see `_claim_unstarted`)."""
+    return [
+        dict(r) for r in await _claim_unstarted("notification_digests", _DIGEST_START, "true", grace_seconds, limit)
+    ]
 
 
 async def mark_started(table: str, ids: list[int]) -> None:

@@ -107,14 +107,23 @@ async def list_inbox(
     since: datetime | None,
     after_id: str | None,
     limit: int,
-) -> list[dict[str, Any]]:
-    """The recipient's notifications, newest first, after the keyset position `after_id`."""
+) -> tuple[list[dict[str, Any]], int]:
+    """The recipient's notifications, newest first, after the keyset position `after_id`, and its unread count.
+
+    One round trip: the page and the unread counter come back together.
+    """
     rows = await db.fetch(
         f"""
-        SELECT {_COLUMNS} FROM notifications
-        WHERE recipient_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source_kind = $3)
-          AND ($4::timestamptz IS NULL OR created_at >= $4) AND ($5::text IS NULL OR id < $5)
-        ORDER BY id DESC LIMIT $6
+        WITH page AS (
+            SELECT {_COLUMNS} FROM notifications
+            WHERE recipient_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source_kind = $3)
+              AND ($4::timestamptz IS NULL OR created_at >= $4) AND ($5::text IS NULL OR id < $5)
+            ORDER BY id DESC LIMIT $6)
+        SELECT counter.unread_count, page.*
+        FROM (SELECT coalesce((SELECT unread FROM notification_unread_counts WHERE recipient_id = $1), 0)
+              AS unread_count) counter
+        LEFT JOIN page ON true
+        ORDER BY page.id DESC
         """,
         recipient_id,
         status,
@@ -123,7 +132,8 @@ async def list_inbox(
         after_id,
         limit,
     )
-    return [dict(r) for r in rows]
+    unread = int(rows[0]["unread_count"]) if rows else 0
+    return [{k: v for k, v in r.items() if k != "unread_count"} for r in rows if r["id"] is not None], unread
 
 
 async def count_inbox(recipient_id: str, *, status: str | None, source_kind: str | None, since: datetime | None) -> int:
@@ -442,6 +452,11 @@ async def claim_action_link(link_id: str, notification_id: str, expires_at: date
         expires_at,
     )
     return row is not None
+
+
+async def action_link_used(link_id: str) -> bool:
+    """Whether an action link was used already."""
+    return await db.fetchrow("SELECT 1 FROM notification_action_redemptions WHERE link_id = $1", link_id) is not None
 
 
 async def record_action_link_operation(link_id: str, operation_id: str) -> None:

@@ -63,6 +63,8 @@ async def test_an_email_reaches_a_real_smtp_server_and_its_action_link_acknowled
     assert used.json()["data"]["status"] == "acknowledged" and used.json()["data"]["version"] == 3
     again = await client.post(link)
     assert again.status_code == 410 and again.json()["code"] == "action_link_used"
+    page = await client.get(link, headers={"accept": "text/html"})
+    assert page.status_code == 410 and "already used" in page.text and "<form" not in page.text
     detail = (
         await client.get(f"/api/v1/notifications/{notification['id']}", headers=people.headers(people.bob))
     ).json()["data"]

@@ -141,7 +141,7 @@ async def test_the_demo_admin_has_notifications_in_each_state_and_a_thread(datab
     assert workspace is not None
     admin = await tenancy.get_principal_by_name(workspace["id"], "admin")
     assert admin is not None
-    rows = await notification_repo.list_inbox(
+    rows, _ = await notification_repo.list_inbox(
         admin["id"], status=None, source_kind=None, since=None, after_id=None, limit=100
     )
     assert sorted(r["status"] for r in rows) == ["acknowledged", "dismissed", "read", "unread"]

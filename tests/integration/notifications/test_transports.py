@@ -99,16 +99,22 @@ async def test_graphql_draft_changes_nothing_and_apply_runs_the_move_once(
     assert again["ok"] is False and again["errors"][0]["code"] == "proposal_already_applied"
 
 
-@pytest.mark.parametrize(
-    ("moves", "outcome", "ok"),
-    [
-        ([], "acknowledged", False),
-        (["read"], "acknowledged", True),
-        (["read"], "dismissed", False),
-        (["read", "acknowledge"], "dismissed", True),
-        (["read", "acknowledge", "dismiss"], "read", False),
-    ],
-)
+# Every (current status, requested outcome) pair: exactly the table's three moves are allowed.
+_REACH = {
+    "unread": [],
+    "read": ["read"],
+    "acknowledged": ["read", "acknowledge"],
+    "dismissed": ["read", "acknowledge", "dismiss"],
+}
+_ALLOWED = {("unread", "read"), ("read", "acknowledged"), ("acknowledged", "dismissed")}
+MATRIX = [
+    (_REACH[status], outcome, (status, outcome) in _ALLOWED)
+    for status in _REACH
+    for outcome in ("read", "acknowledged", "dismissed")
+]
+
+
+@pytest.mark.parametrize(("moves", "outcome", "ok"), MATRIX)
 async def test_graphql_apply_allows_exactly_the_table_s_moves(
     client: httpx.AsyncClient, people: People, notify: Notify, moves: list[str], outcome: str, ok: bool
 ) -> None:
@@ -149,6 +155,44 @@ async def test_graphql_apply_allows_exactly_the_table_s_moves(
     else:
         assert applied["errors"][0]["code"] == "invalid_transition"
         assert (await _state(client, people, created["id"]))[1] == version
+
+
+@pytest.mark.parametrize(("moves", "outcome", "ok"), MATRIX)
+async def test_mcp_apply_allows_exactly_the_table_s_moves(
+    api_url: str, client: httpx.AsyncClient, people: People, notify: Notify, moves: list[str], outcome: str, ok: bool
+) -> None:
+    created = await notify()
+    for version, name in enumerate(moves, start=1):
+        assert (
+            await command(client, people, people.bob, created["id"], name, expected_version=version, confirm=True)
+        ).status_code == 200
+    version = len(moves) + 1
+    async with mcp_session(api_url, people.bob.key) as session:
+        draft = tool_json(
+            await session.call_tool(
+                "draft_notifications_messaging_change",
+                {"notification_id": created["id"], "requested_outcome": outcome, "expected_version": version},
+            )
+        )["data"]
+        assert draft["valid"] is ok
+        applied = await session.call_tool(
+            "apply_notifications_messaging_change",
+            {
+                "proposal_id": draft["id"],
+                "expected_version": version,
+                "idempotency_key": uuid.uuid4().hex,
+                "confirm": True,
+            },
+        )
+    if ok:
+        assert not applied.is_error
+        result = tool_json(applied)["data"]
+        assert (result["status"], result["version"]) == (outcome, version + 1)
+        assert result["history"][-1]["via"] == "mcp"
+    else:
+        assert applied.is_error and '"invalid_transition"' in applied.content[0].text
+        _, current, moves_recorded = await _state(client, people, created["id"])
+        assert (current, moves_recorded) == (version, len(moves))
 
 
 async def test_graphql_apply_with_a_stale_version_is_version_conflict(
@@ -412,3 +456,12 @@ async def test_thread_participants_must_share_a_project_and_see_its_subject(
     assert admin_to_carol.json()["errors"] == [
         {"path": "participant_ids[1]", "message": "cannot see the thread's subject"}
     ]
+
+
+async def test_the_openapi_document_marks_the_surface_as_a_contract_v0_2_preview(client: httpx.AsyncClient) -> None:
+    document = (await client.get("/schema/openapi.json")).json()
+    [tag] = [t for t in document["tags"] if t["name"] == "notifications"]
+    assert "contract v0.2 (preview)" in tag["description"]
+    acknowledge = document["paths"]["/api/v1/notifications/{notification_id}/acknowledge"]["post"]
+    assert acknowledge["tags"] == ["notifications"] and "v0.2 (preview)" in acknowledge["description"]
+    assert "/api/v1/notification-actions/{token}" in document["paths"]

@@ -207,4 +207,4 @@ async def test_the_smtp_sink_prints_what_it_receives() -> None:
     finally:
         sink.stop()
     assert printed and "to bob@example.test" in printed[0] and "Subject: Hello" in printed[0]
-    assert "Acknowledge: http://x/y" in printed[0]
+    assert "Acknowledge: http://x/y\n" in printed[0] and "\r" not in printed[0]
