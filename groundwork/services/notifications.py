@@ -132,11 +132,6 @@ async def count_notifications(
     )
 
 
-async def unread_count(principal: Principal) -> int:
-    """The caller's unread notifications."""
-    return await repo.unread_count(principal.id)
-
-
 async def get_notification(principal: Principal, notification_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One of the caller's notifications with its audit history (shown only to its owner)."""
     row = await repo.get_notification(principal.id, notification_id)

@@ -46,12 +46,6 @@ async def workspace_admins(workspace_id: str) -> list[str]:
     return [r["id"] for r in rows]
 
 
-async def endpoint(endpoint_id: str) -> dict[str, Any] | None:
-    """A webhook endpoint's id, workspace and url."""
-    row = await db.fetchrow("SELECT id, workspace_id, url FROM webhook_endpoints WHERE id = $1", endpoint_id)
-    return dict(row) if row else None
-
-
 async def message_with_thread(message_id: str) -> dict[str, Any] | None:
     """A message with its thread, its sender's display name and every participant's id."""
     row = await db.fetchrow(

@@ -171,12 +171,6 @@ async def get_notification(
     return dict(row) if row else None
 
 
-async def get_notification_by_id(notification_id: str) -> dict[str, Any] | None:
-    """A notification by id alone (the worker composing a message, an action link being redeemed)."""
-    row = await db.fetchrow(f"SELECT {_COLUMNS} FROM notifications WHERE id = $1", notification_id)
-    return dict(row) if row else None
-
-
 async def history(notification_id: str) -> list[dict[str, Any]]:
     """Every move of a notification, oldest first."""
     rows = await db.fetch(
