@@ -33,6 +33,13 @@ def _say(message: str) -> None:
     click.echo(message, err=True)
 
 
+def _report(error: GroundworkError) -> None:
+    """A domain error on stderr, with each invalid field on its own line."""
+    _say(f"error: {error.detail}")
+    for field_error in error.extra.get("errors", []):
+        _say(f"  {field_error['path']}: {field_error['message']}")
+
+
 @contextmanager
 def _database(data_dir: Path | None) -> Iterator[str]:
     """The DSN of `DATABASE_URL`, else of the embedded PostgreSQL in the data dir (started if needed)."""
@@ -61,7 +68,7 @@ def _run_with_db(data_dir: Path | None, work: Callable[[], Awaitable[T]], *, mig
         try:
             return asyncio.run(main(dsn))
         except GroundworkError as error:
-            _say(f"error: {error.detail}")
+            _report(error)
             raise SystemExit(2) from None
 
 
@@ -77,7 +84,18 @@ def cli() -> None:
 @click.option("--temporal-port", default=7233, show_default=True, type=int)
 @click.option("--ui-port", default=8233, show_default=True, type=int)
 @click.option("--demo", is_flag=True, help="Seed the demo workspace and print an API key with every scope.")
-def up(host: str, port: int, data_dir: Path | None, temporal_port: int, ui_port: int, demo: bool) -> None:
+@click.option("--smtp-sink", is_flag=True, help="Run a local SMTP server that prints received mail; send e-mail to it.")
+@click.option("--smtp-port", default=2525, show_default=True, type=int, help="Port of the --smtp-sink server.")
+def up(
+    host: str,
+    port: int,
+    data_dir: Path | None,
+    temporal_port: int,
+    ui_port: int,
+    demo: bool,
+    smtp_sink: bool,
+    smtp_port: int,
+) -> None:
     """Start the whole embedded stack: PostgreSQL, Temporal (with UI), the worker and the API."""
     from groundwork.stack.supervisor import UpOptions, run_up
 
@@ -88,6 +106,8 @@ def up(host: str, port: int, data_dir: Path | None, temporal_port: int, ui_port:
         temporal_port=temporal_port,
         ui_port=ui_port,
         demo=demo,
+        smtp_sink=smtp_sink,
+        smtp_port=smtp_port,
     )
     raise SystemExit(run_up(options))
 
@@ -100,7 +120,12 @@ def serve(host: str, port: int, workers: int) -> None:
     """Serve the API only (production): PostgreSQL from DATABASE_URL, Temporal from TEMPORAL_ADDRESS."""
     import uvicorn
 
-    Settings.from_env()  # fail fast with a clear message when DATABASE_URL is missing
+    # Fail fast with a clear message when DATABASE_URL is missing (or the key ring is malformed).
+    if Settings.from_env().keyring is None:
+        _say(
+            "warning: GROUNDWORK_SECRET_KEY is not set: notification action links cannot be verified and chat "
+            "webhook URLs cannot be stored"
+        )
     uvicorn.run(
         "groundwork.api.app:app_from_env",
         factory=True,
@@ -166,6 +191,13 @@ def keys() -> None:
     show_default=True,
     help="Kind of a principal created now.",
 )
+@click.option(
+    "--app",
+    "app_id",
+    default=None,
+    help="Bind the key to a connected app (`app_...`): it then works only "
+    "while the app is active, within its declared direction.",
+)
 @data_dir_option
 def keys_create(
     workspace_slug: str,
@@ -174,6 +206,7 @@ def keys_create(
     all_scopes: bool,
     admin: bool,
     kind: str,
+    app_id: str | None,
     data_dir: Path | None,
 ) -> None:
     """Create a key; prints the key alone on stdout (it is never shown again)."""
@@ -183,7 +216,9 @@ def keys_create(
         raise click.UsageError("give either --scope (one or more) or --all-scopes")
     issued = _run_with_db(
         data_dir,
-        lambda: issue_key(workspace_slug, principal_name, None if all_scopes else list(scopes), admin=admin, kind=kind),
+        lambda: issue_key(
+            workspace_slug, principal_name, None if all_scopes else list(scopes), admin=admin, kind=kind, app_id=app_id
+        ),
     )
     if issued.created_principal:
         _say(f"created principal {principal_name!r} (no project memberships)")
@@ -202,9 +237,10 @@ def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
     for row in rows:
         state = f"revoked {row['revoked_at']:%Y-%m-%d}" if row["revoked_at"] else "active"
         used = f"{row['last_used_at']:%Y-%m-%d %H:%M}" if row["last_used_at"] else "never"
+        app = f"  app {row['app_id']}" if row.get("app_id") else ""
         click.echo(
             f"{row['id']}  {row['key_prefix']}…  {row['workspace']}/{row['principal']}  {state}  "
-            f"last used {used}  {' '.join(row['scopes'])}"
+            f"last used {used}{app}  {' '.join(row['scopes'])}"
         )
     if not rows:
         _say("no keys")
@@ -221,6 +257,107 @@ def keys_revoke(key_id: str, data_dir: Path | None) -> None:
         _say(f"error: no active key {key_id!r}")
         raise SystemExit(1)
     _say(f"revoked {key_id}")
+
+
+@cli.group()
+def apps() -> None:
+    """Register, activate and list connected apps (assistants, IDEs, chat and e-mail sinks)."""
+
+
+def _app_line(app: dict[str, Any]) -> str:
+    authority = ",".join(app["field_authority"]) or "-"
+    return (
+        f"{app['id']}  {app.get('workspace', '')}  {app['name']!r}  {app['kind']}  direction {app['direction']}"
+        f"  authority {authority}  provenance {app['provenance']!r}  conflict {app['conflict']}  {app['status']}"
+        f"  {int(app.get('key_count') or 0)} key(s)"
+    )
+
+
+@apps.command("register")
+@click.option("--workspace", "workspace_slug", required=True, help="Workspace slug.")
+@click.option("--name", required=True, help="The app's name (unique in the workspace).")
+@click.option("--kind", required=True, type=click.Choice(["assistant", "ide", "chat", "email"]))
+@click.option(
+    "--direction",
+    required=True,
+    type=click.Choice(["read", "propose", "deliver"]),
+    help="read: reads only; propose: also submits proposals; deliver: an action sink.",
+)
+@click.option(
+    "--field-authority",
+    "field_authority",
+    multiple=True,
+    help="A field the app may propose or set (repeat); e.g. status, description.",
+)
+@click.option("--provenance", required=True, help="How the app labels what it submits.")
+@click.option(
+    "--conflict",
+    default="reject",
+    show_default=True,
+    type=click.Choice(["reject"]),
+    help="What happens on a version conflict.",
+)
+@data_dir_option
+def apps_register(
+    workspace_slug: str,
+    name: str,
+    kind: str,
+    direction: str,
+    field_authority: tuple[str, ...],
+    provenance: str,
+    conflict: str,
+    data_dir: Path | None,
+) -> None:
+    """Register an app with its declaration; its keys work once it is activated."""
+    from groundwork.services.connected_apps import register_app_in
+
+    declaration = {
+        "name": name,
+        "kind": kind,
+        "direction": direction,
+        "field_authority": list(field_authority),
+        "provenance": provenance,
+        "conflict": conflict,
+    }
+    app = _run_with_db(data_dir, lambda: register_app_in(workspace_slug, declaration))
+    _say("registered (not active yet); bind keys with `groundwork keys create --app ID`, then activate it")
+    click.echo(app["id"])
+
+
+@apps.command("activate")
+@click.argument("app_id")
+@data_dir_option
+def apps_activate(app_id: str, data_dir: Path | None) -> None:
+    """Activate an app: keys bound to it start working."""
+    from groundwork.services.connected_apps import set_app_status_by_id
+
+    app = _run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "active"))
+    _say(f"{app['id']} is active")
+
+
+@apps.command("deactivate")
+@click.argument("app_id")
+@data_dir_option
+def apps_deactivate(app_id: str, data_dir: Path | None) -> None:
+    """Deactivate an app: keys bound to it are refused (403 app_not_active)."""
+    from groundwork.services.connected_apps import set_app_status_by_id
+
+    app = _run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "inactive"))
+    _say(f"{app['id']} is inactive")
+
+
+@apps.command("list")
+@click.option("--workspace", "workspace_slug", default=None, help="Only this workspace.")
+@data_dir_option
+def apps_list(workspace_slug: str | None, data_dir: Path | None) -> None:
+    """List apps with their declaration, status and how many keys are bound to them."""
+    from groundwork.services.connected_apps import list_apps_in
+
+    rows = _run_with_db(data_dir, lambda: list_apps_in(workspace_slug))
+    for row in rows:
+        click.echo(_app_line(row))
+    if not rows:
+        _say("no apps")
 
 
 @cli.command("import")
@@ -346,7 +483,7 @@ def _run_with_dsn(data_dir: Path | None, work: Callable[[str], Awaitable[T]]) ->
         try:
             return asyncio.run(main(dsn))
         except GroundworkError as error:
-            _say(f"error: {error.detail}")
+            _report(error)
             raise SystemExit(2) from None
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+
+from groundwork.secrets_keyring import KeyRing, KeyRingError, ring_text
 
 
 def default_data_dir() -> Path:
@@ -46,6 +49,34 @@ class Settings:
     webhook_sweep_seconds: float = field(
         default_factory=lambda: _seconds_from_env("GROUNDWORK_WEBHOOK_SWEEP_SECONDS", 5.0)
     )
+    # Notifications: the key ring that signs action links and seals chat webhook URLs, the address
+    # those links point at, the SMTP server for e-mail (unset: e-mail deliveries fail as unconfigured),
+    # how sends are retried, and the digest windows (UTC-aligned) for `hourly` and `daily`.
+    secret_key: str | None = field(default_factory=lambda: ring_text(default_data_dir()))
+    public_url: str = field(default_factory=lambda: os.environ.get("GROUNDWORK_PUBLIC_URL", "http://127.0.0.1:8000"))
+    smtp_url: str | None = field(default_factory=lambda: os.environ.get("GROUNDWORK_SMTP_URL") or None)
+    smtp_from: str = field(
+        default_factory=lambda: os.environ.get("GROUNDWORK_SMTP_FROM", "Groundwork <groundwork@localhost>")
+    )
+    notification_retry_seconds: float = field(
+        default_factory=lambda: _seconds_from_env("GROUNDWORK_NOTIFICATION_RETRY_SECONDS", 5.0)
+    )
+    notification_max_attempts: int = 10
+    notification_heartbeat_seconds: float = field(
+        default_factory=lambda: _seconds_from_env("GROUNDWORK_NOTIFICATION_HEARTBEAT_SECONDS", 10.0)
+    )
+    digest_hourly_seconds: int = 3600
+    digest_daily_seconds: int = 86400
+
+    @cached_property
+    def keyring(self) -> KeyRing | None:
+        """The parsed `GROUNDWORK_SECRET_KEY` ring, or None when none is configured."""
+        if not self.secret_key:
+            return None
+        try:
+            return KeyRing.parse(self.secret_key)
+        except KeyRingError as exc:
+            raise RuntimeError(str(exc)) from None
 
     @classmethod
     def from_env(cls, database_url: str | None = None) -> Settings:

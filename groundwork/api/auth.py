@@ -8,7 +8,8 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from groundwork.domain.errors import InsufficientScope, Unauthenticated
+from groundwork.domain.connected_apps import scope_refusal
+from groundwork.domain.errors import Unauthenticated
 from groundwork.domain.principals import Principal
 from groundwork.services import api_keys
 
@@ -60,5 +61,5 @@ class AuthMiddleware(ASGIMiddleware):
         scope["user"] = principal
         needed = required_scope(scope)
         if needed and principal is not None and not principal.has_scope(needed):
-            raise InsufficientScope(needed)
+            raise scope_refusal(principal, needed)
         await next_app(scope, receive, send)

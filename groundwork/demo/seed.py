@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from groundwork.config import Settings
 from groundwork.demo import catalog
 from groundwork.demo.corpus import seed_demo_corpus
+from groundwork.demo.notifications import seed_demo_notifications
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy, work_items
 from groundwork.services import api_keys
@@ -53,5 +55,6 @@ async def seed_demo(dsn: str) -> str:
         await seed_demo_data()
         # PostgreSQL only: the worker's index follower indexes the documents within seconds of starting.
         await seed_demo_corpus()
+        await seed_demo_notifications(Settings(database_url=dsn))
         issued = await api_keys.issue_key(catalog.WORKSPACE_SLUG, "admin", None, admin=True)
     return issued.key

@@ -30,6 +30,10 @@ PREFIXES = frozenset(
         "src",
         "psg",
         "srcv",
+        # Notifications and messaging: audit records, change proposals, connected apps.
+        "aud",
+        "ncp",
+        "app",
     }
 )
 

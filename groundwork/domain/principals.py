@@ -8,6 +8,18 @@ PRINCIPAL_KINDS = ("user", "service", "agent")
 
 
 @dataclass(frozen=True)
+class AppGrant:
+    """The connected app a key is bound to, as its declaration bounds that key."""
+
+    id: str
+    name: str
+    kind: str
+    direction: str
+    field_authority: frozenset[str]
+    provenance: str
+
+
+@dataclass(frozen=True)
 class Principal:
     """Who is calling, in which workspace, with what scopes."""
 
@@ -18,6 +30,8 @@ class Principal:
     is_admin: bool
     api_key_id: str
     scopes: frozenset[str]
+    # Set when the key belongs to a connected app: its direction and field authority bound the key.
+    app: AppGrant | None = None
 
     def has_scope(self, scope: str) -> bool:
         """Whether the caller's key carries `scope`."""

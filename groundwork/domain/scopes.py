@@ -15,8 +15,13 @@ ALL_SCOPES: tuple[str, ...] = (
     "context-engine:contribute",
     "agent:read",
     "webhooks:manage",
+    # Notifications and messaging, contract v0.2 (preview): grantable since it is implemented.
+    "notifications:read",
+    "notifications:write",
+    "notifications:operate",
+    # Registering and activating connected apps (workspace admins only).
+    "connected-apps:manage",
 )
-# notifications:read, :write and :operate are proposed by the v0.2 contract but "not grantable yet".
 
 
 def unknown_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:

@@ -60,6 +60,16 @@ def transaction() -> Any:
     return engine().transaction()
 
 
+@asynccontextmanager
+async def savepoint() -> AsyncIterator[None]:
+    """Inside a transaction: a block whose failure rolls back only itself (a SAVEPOINT)."""
+    conn = _current_connection()
+    if conn is None:
+        raise RuntimeError("a savepoint needs an open transaction")
+    async with conn.transaction():  # nested in asyncpg: SAVEPOINT ... RELEASE / ROLLBACK TO
+        yield
+
+
 def _current_connection() -> asyncpg.Connection | None:
     current = engine().current_transaction.get()
     return current.connection if current is not None else None

@@ -83,6 +83,7 @@ class ApiKey(Table, tablename="api_keys"):
     created_at = Timestamptz()
     revoked_at = Timestamptz(null=True, default=None)
     last_used_at = Timestamptz(null=True, default=None)
+    app_id = Text(null=True, default=None)  # the connected app the key is bound to (0006)
 
 
 class WorkItem(Table, tablename="work_items"):
@@ -366,4 +367,195 @@ ALL_TABLES += (
     CorpusSegmentation,
     CorpusPassage,
     CorpusIndexLog,
+)
+
+
+# ---------------------------------------------------------------------------------------------- notifications
+
+
+class ConnectedApp(Table, tablename="connected_apps"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    name = Text()
+    kind = Text()
+    direction = Text()
+    field_authority = Array(base_column=Text())
+    provenance = Text()
+    conflict = Text()
+    status = Text(default="registered")
+    registered_by = Text(null=True, default=None)
+    activated_by = Text(null=True, default=None)
+    activated_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
+class Notification(Table, tablename="notifications"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    recipient_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    event_id = Text()
+    event_type = Text()
+    source_kind = Text()
+    source_external_id = Text()
+    resource_type = Text()
+    resource_id = Text()
+    title = Text()
+    body = Text()
+    status = Text(default="unread")
+    version = Integer(default=1)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
+class NotificationUnreadCount(Table, tablename="notification_unread_counts"):
+    recipient_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False, primary_key=True)
+    unread = Integer(default=0)
+
+
+class NotificationOperation(Table, tablename="notification_operations"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    actor_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    command = Text()
+    via = Text()
+    app_id = Text(null=True, default=None)
+    notification_ids = Array(base_column=Text())
+    created_at = Timestamptz()
+
+
+class NotificationAudit(Table, tablename="notification_audit"):
+    id = Text(primary_key=True)
+    notification_id = ForeignKey(Notification, on_delete=OnDelete.cascade, null=False)
+    operation_id = ForeignKey(NotificationOperation, on_delete=OnDelete.cascade, null=False)
+    actor_id = Text()
+    via = Text()
+    app_id = Text(null=True, default=None)
+    provenance = Text(null=True, default=None)
+    from_status = Text()
+    to_status = Text()
+    version_after = Integer()
+    reason = Text(null=True, default=None)
+    occurred_at = Timestamptz()
+
+
+class NotificationProposal(Table, tablename="notification_proposals"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    principal_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    notification_id = ForeignKey(Notification, on_delete=OnDelete.cascade, null=False)
+    requested_outcome = Text()
+    command = Text(null=True, default=None)
+    from_status = Text()
+    to_status = Text(null=True, default=None)
+    expected_version = Integer(null=True, default=None)
+    reason = Text(null=True, default=None)
+    evidence_refs = JSONB(default="[]")
+    validation_errors = JSONB(default="[]")
+    conflicts = JSONB(default="[]")
+    app_id = Text(null=True, default=None)
+    provenance = Text(null=True, default=None)
+    created_at = Timestamptz()
+    expires_at = Timestamptz()
+    applied_at = Timestamptz(null=True, default=None)
+    operation_id = Text(null=True, default=None)
+
+
+class NotificationPreference(Table, tablename="notification_preferences"):
+    principal_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False, primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    email_enabled = Boolean(default=False)
+    email_address = Text(null=True, default=None)
+    email_digest = Text(default="immediate")
+    chat_enabled = Boolean(default=False)
+    chat_webhook_url = Bytea(null=True, default=None)
+    events = JSONB(default="{}")
+    updated_at = Timestamptz()
+
+
+class NotificationDigest(Table, tablename="notification_digests"):
+    id = BigSerial(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    recipient_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    cadence = Text()
+    window_start = Timestamptz()
+    window_end = Timestamptz()
+    workflow_id = Text(unique=True)
+    status = Text(default="open")
+    attempts = Integer(default=0)
+    last_error = Text(null=True, default=None)
+    start_requested_at = Timestamptz()
+    workflow_started_at = Timestamptz(null=True, default=None)
+    sent_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+
+
+class NotificationDelivery(Table, tablename="notification_deliveries"):
+    id = BigSerial(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    notification_id = ForeignKey(Notification, on_delete=OnDelete.cascade, null=False)
+    recipient_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    channel = Text()
+    digest_id = ForeignKey(NotificationDigest, on_delete=OnDelete.cascade, null=True)
+    workflow_id = Text(null=True, default=None, unique=True)
+    status = Text(default="pending")
+    attempts = Integer(default=0)
+    last_error = Text(null=True, default=None)
+    start_requested_at = Timestamptz()
+    workflow_started_at = Timestamptz(null=True, default=None)
+    sent_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+
+
+class NotificationActionRedemption(Table, tablename="notification_action_redemptions"):
+    link_id = Text(primary_key=True)
+    notification_id = ForeignKey(Notification, on_delete=OnDelete.cascade, null=False)
+    operation_id = Text(null=True, default=None)
+    expires_at = Timestamptz()
+    redeemed_at = Timestamptz()
+
+
+class MessageThread(Table, tablename="message_threads"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    title = Text()
+    created_by = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    subject_type = Text(null=True, default=None)
+    subject_id = Text(null=True, default=None)
+    message_count = Integer(default=0)
+    last_message_id = Text(null=True, default=None)
+    last_message_at = Timestamptz()
+    created_at = Timestamptz()
+
+
+class MessageThreadParticipant(Table, tablename="message_thread_participants"):
+    id = BigSerial(primary_key=True)
+    thread_id = ForeignKey(MessageThread, on_delete=OnDelete.cascade, null=False)
+    principal_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    last_read_message_id = Text(null=True, default=None)
+    joined_at = Timestamptz()
+
+
+class Message(Table, tablename="messages"):
+    id = Text(primary_key=True)
+    thread_id = ForeignKey(MessageThread, on_delete=OnDelete.cascade, null=False)
+    sender_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    body = Text()
+    created_at = Timestamptz()
+
+
+ALL_TABLES += (
+    ConnectedApp,
+    Notification,
+    NotificationUnreadCount,
+    NotificationOperation,
+    NotificationAudit,
+    NotificationProposal,
+    NotificationPreference,
+    NotificationDigest,
+    NotificationDelivery,
+    NotificationActionRedemption,
+    MessageThread,
+    MessageThreadParticipant,
+    Message,
 )

@@ -8,11 +8,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from groundwork.domain.connected_apps import AppNotActive, effective_scopes
 from groundwork.domain.errors import GroundworkError
-from groundwork.domain.principals import PRINCIPAL_KINDS, Principal
+from groundwork.domain.principals import PRINCIPAL_KINDS, AppGrant, Principal
 from groundwork.domain.scopes import ALL_SCOPES, unknown_scopes
 from groundwork.persistence import db
-from groundwork.persistence.repositories import api_keys, tenancy
+from groundwork.persistence.repositories import api_keys, connected_apps, tenancy
 
 # last_used_at is bookkeeping: writing it on every request would serialise hot keys on one row.
 _TOUCH_EVERY_SECONDS = 60.0
@@ -41,8 +42,13 @@ async def issue_key(
     *,
     admin: bool = False,
     kind: str = "user",
+    app_id: str | None = None,
 ) -> IssuedKey:
-    """Create a key for a principal (creating the principal, with no memberships, if it is new)."""
+    """Create a key for a principal (creating the principal, with no memberships, if it is new).
+
+    With `app_id` the key is bound to that connected app of the same workspace: it works only while
+    the app is active, and only within the app's declared direction.
+    """
     chosen = list(ALL_SCOPES) if scopes is None else list(dict.fromkeys(scopes))
     if not chosen:
         raise GroundworkError("Name at least one scope, or every scope.")
@@ -54,6 +60,8 @@ async def issue_key(
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
+        if app_id is not None and await connected_apps.get_app(app_id, workspace["id"]) is None:
+            raise GroundworkError(f"No connected app {app_id!r} in the workspace {workspace_slug!r}.")
         principal = await tenancy.get_principal_by_name(workspace["id"], principal_name)
         created = principal is None
         if principal is None:
@@ -61,15 +69,29 @@ async def issue_key(
         elif admin and not principal["is_admin"]:
             await tenancy.set_principal_admin(principal["id"], True)
         key = "gw_" + secrets.token_urlsafe(32)
-        record = await api_keys.create_api_key(workspace["id"], principal["id"], hash_key(key), key[:10], chosen)
+        record = await api_keys.create_api_key(
+            workspace["id"], principal["id"], hash_key(key), key[:10], chosen, app_id
+        )
     return IssuedKey(key, record["id"], principal["id"], created)
 
 
 async def resolve_key(key: str) -> Principal | None:
-    """The principal behind an unrevoked key, or None."""
+    """The principal behind an unrevoked key, or None; a key of an app that is not active is refused (403)."""
     row = await api_keys.find_active_by_hash(hash_key(key))
     if row is None:
         return None
+    app = None
+    if row["app_id"] is not None:
+        if row["app_status"] != "active":
+            raise AppNotActive(row["app_id"], row["app_status"])
+        app = AppGrant(
+            id=row["app_id"],
+            name=row["app_name"],
+            kind=row["app_kind"],
+            direction=row["app_direction"],
+            field_authority=frozenset(row["app_field_authority"]),
+            provenance=row["app_provenance"],
+        )
     now = time.monotonic()
     if now - _last_touched.get(row["api_key_id"], -_TOUCH_EVERY_SECONDS) >= _TOUCH_EVERY_SECONDS:
         _last_touched[row["api_key_id"]] = now
@@ -81,7 +103,8 @@ async def resolve_key(key: str) -> Principal | None:
         kind=row["kind"],
         is_admin=row["is_admin"],
         api_key_id=row["api_key_id"],
-        scopes=frozenset(row["scopes"]),
+        scopes=effective_scopes(frozenset(row["scopes"]), app.direction if app else None),
+        app=app,
     )
 
 

@@ -24,6 +24,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from groundwork.domain.connected_apps import check_field_authority
 from groundwork.domain.enhancement.model import (
     ACTION_FIELDS,
     SCOPE_CODE_CONTEXT,
@@ -178,6 +179,7 @@ async def create_run(principal: Principal, request: CreateRun, wait: int | None)
     actions = validate_actions(request.actions)
     instructions = validate_instructions(request.instructions)
     check_confirm(request.confirm)
+    check_field_authority(principal, [ACTION_FIELDS[a] for a in actions])
     item = await work_item_repo.get_work_item(principal.workspace_id, request.target_id)
     permissions = await tenancy.project_permissions(principal, item.project_id) if item else None
     if item is None or not permissions or "project:read" not in permissions:
@@ -278,6 +280,7 @@ async def run_action(
         validate_actions([action], path="action")
     text = validate_instructions(instructions)
     check_confirm(confirm)
+    check_field_authority(principal, [ACTION_FIELDS[action]])
     _check_reviewable(await _visible_run(principal, run_id))
     client, _, _ = await _client()
     handle = await _handle(client, run_id)

@@ -30,6 +30,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from groundwork.config import Settings
 from groundwork.persistence.repositories import webhooks as repo
+from groundwork.services.notification_fanout import NotificationFanout
 from groundwork.workflows.webhooks import (
     ENDPOINT_ATTRIBUTE,
     EVENT_TYPE_ATTRIBUTE,
@@ -147,13 +148,16 @@ class OutboxRelay:
             return client
 
         self.starter = DeliveryStarter(get_client, settings.temporal_task_queue, DeliveryPolicy.from_settings(settings))
+        # Notifications are created from the same claim, in its transaction; their sends start after it.
+        self.notifications = NotificationFanout(get_client, settings)
 
     async def run_once(self) -> int:
         """Dispatch every undispatched event, restart deliveries left unstarted; returns workflows started."""
         started = 0
         while True:
-            claimed, created = await repo.dispatch_outbox_batch(self.batch_size)
+            claimed, created = await repo.dispatch_outbox_batch(self.batch_size, on_claimed=self.notifications.consume)
             started += await self.starter.start(created)
+            started += await self.notifications.start_consumed()
             if claimed < self.batch_size:
                 break
         while True:
@@ -161,6 +165,7 @@ class OutboxRelay:
             started += await self.starter.start(stranded)
             if len(stranded) < self.batch_size:
                 break
+        started += await self.notifications.restart_stranded(self.restart_grace_seconds, self.batch_size)
         return started
 
     async def run(self, stop: asyncio.Event | None = None) -> None:

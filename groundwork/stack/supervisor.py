@@ -20,6 +20,8 @@ from typing import IO
 
 import httpx
 
+from groundwork.secrets_keyring import ENV_VARIABLE as SECRET_KEY_VARIABLE
+from groundwork.secrets_keyring import ensure_key_file
 from groundwork.stack.postgres import EmbeddedPostgres, start_postgres
 from groundwork.stack.temporal_dev import TemporalDevServer, TemporalStartError, die_with_parent
 
@@ -40,6 +42,9 @@ class UpOptions:
     temporal_port: int = 7233
     ui_port: int = 8233
     demo: bool = False
+    # A local SMTP server printing received mail, and the worker's GROUNDWORK_SMTP_URL pointed at it.
+    smtp_sink: bool = False
+    smtp_port: int = 2525
 
 
 class _StartupFailed(Exception):
@@ -157,8 +162,11 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
             ("API", options.host, options.port),
             ("Temporal", "127.0.0.1", options.temporal_port),
             ("Temporal UI", "127.0.0.1", options.ui_port),
+            *([("SMTP sink", "127.0.0.1", options.smtp_port)] if options.smtp_sink else []),
         ]
     )
+    # The key ring that signs action links: the environment's, else one kept in (and generated into) the data dir.
+    secret_key = os.environ.get(SECRET_KEY_VARIABLE, "").strip() or ensure_key_file(data_dir)
 
     with _signals_deferred():
         postgres = start_postgres(data_dir)
@@ -191,7 +199,18 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         "PYTHONUNBUFFERED": "1",
         # The embedded stack is for local use: webhook receivers on this machine are allowed.
         "GROUNDWORK_WEBHOOK_ALLOW_PRIVATE": os.environ.get("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1"),
+        SECRET_KEY_VARIABLE: secret_key,
+        # Action links in e-mail and chat point at this API.
+        "GROUNDWORK_PUBLIC_URL": os.environ.get("GROUNDWORK_PUBLIC_URL", api_url),
     }
+    if options.smtp_sink:
+        from groundwork.stack.smtp_sink import SmtpSink
+
+        sink = SmtpSink("127.0.0.1", options.smtp_port)
+        sink.start()
+        stack.started("SMTP sink", sink.stop)
+        env["GROUNDWORK_SMTP_URL"] = sink.url
+        _say("SMTP sink", f"{sink.url} (received mail is printed here)")
     cli = [sys.executable, "-m", "groundwork.cli"]
     worker = _spawn("Worker", [*cli, "worker"], env, data_dir / "logs" / "worker.log")
     stack.started("Worker", worker.stop)

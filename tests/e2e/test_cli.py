@@ -99,3 +99,45 @@ async def test_import_reports_bad_lines_by_number_and_keeps_the_good_ones(
     assert good["watchers"] == [workspace.principals["admin"]] and good["fields"]["estimate"] == 2
     history = (await client.get(f"/api/v1/work-items/{good['id']}/history", headers=workspace.headers(key))).json()
     assert history["data"][0]["source"] == "import"
+
+
+async def test_apps_register_activate_list_and_a_key_bound_to_an_app(
+    database: str, client: httpx.AsyncClient, workspace: Workspace
+) -> None:
+    registered = groundwork(
+        database,
+        *("apps", "register", "--workspace", workspace.slug, "--name", "Desktop assistant", "--kind", "assistant"),
+        *("--direction", "read", "--provenance", "claude-desktop"),
+    )
+    assert registered.returncode == 0, registered.stderr
+    app_id = registered.stdout.strip()
+    assert app_id.startswith("app_")
+    bound = groundwork(
+        database,
+        "keys",
+        "create",
+        "--workspace",
+        workspace.slug,
+        "--principal",
+        "helper",
+        "--all-scopes",
+        "--app",
+        app_id,
+    )
+    assert bound.returncode == 0, bound.stderr
+    key = bound.stdout.strip()
+    refused = await client.get("/api/v1/projects", headers=workspace.headers(key))
+    assert refused.status_code == 403 and refused.json()["code"] == "app_not_active"
+    assert groundwork(database, "apps", "activate", app_id).returncode == 0
+    assert (await client.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 200
+    listing = groundwork(database, "apps", "list", "--workspace", workspace.slug)
+    assert app_id in listing.stdout and "direction read" in listing.stdout and "active" in listing.stdout
+    assert "1 key(s)" in listing.stdout
+    wrong = groundwork(
+        database,
+        *("apps", "register", "--workspace", workspace.slug, "--name", "Chat", "--kind", "chat"),
+        *("--direction", "read", "--provenance", "x"),
+    )
+    assert wrong.returncode == 2 and "direction" in wrong.stderr
+    assert groundwork(database, "apps", "deactivate", app_id).returncode == 0
+    assert (await client.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 403

@@ -9,7 +9,8 @@ from litestar import Request
 from strawberry.litestar import BaseContext
 from strawberry.types import Info
 
-from groundwork.domain.errors import GroundworkError, InsufficientScope, Unauthenticated
+from groundwork.domain.connected_apps import scope_refusal
+from groundwork.domain.errors import GroundworkError, Unauthenticated
 from groundwork.domain.principals import Principal
 
 
@@ -36,5 +37,5 @@ def require(info: Info[GraphQLContext, Any], scope: str) -> Principal:
     if principal is None:
         raise as_graphql_error(Unauthenticated("Send a valid API key as `Authorization: Bearer <key>`."))
     if not principal.has_scope(scope):
-        raise as_graphql_error(InsufficientScope(scope))
+        raise as_graphql_error(scope_refusal(principal, scope))
     return principal

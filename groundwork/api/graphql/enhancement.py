@@ -10,6 +10,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.operations import Operation
 from groundwork.api.resources import run_resource
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
@@ -60,32 +61,6 @@ class AllowedAction:
     required_scope: str
 
 
-@strawberry.type
-class OperationError:
-    code: str
-    message: str | None
-
-
-@strawberry.type
-class TemporalExecution:
-    workflow_id: str
-    run_id: str | None
-
-
-@strawberry.type
-class Operation:
-    id: strawberry.ID
-    kind: str
-    status: str
-    run_state: str
-    started_at: str | None
-    updated_at: str | None
-    completed_at: str | None
-    pending_actions: list[str]
-    error: OperationError | None
-    temporal: TemporalExecution
-
-
 def _refs(items: list[dict[str, str]]) -> list[EvidenceRef]:
     return [EvidenceRef(kind=r["kind"], id=strawberry.ID(r["id"])) for r in items]
 
@@ -120,19 +95,7 @@ class WorkItemEnhancementRun:
             data = await service.operation_status(require(info, SCOPE_READ), str(self.id))
         except GroundworkError as error:
             raise as_graphql_error(error) from None
-        failure = data["error"]
-        return Operation(
-            id=strawberry.ID(data["id"]),
-            kind=data["kind"],
-            status=data["status"],
-            run_state=data["runState"],
-            started_at=data["startedAt"],
-            updated_at=data["updatedAt"],
-            completed_at=data["completedAt"],
-            pending_actions=data["pendingActions"],
-            error=OperationError(code=failure["code"], message=failure["message"]) if failure else None,
-            temporal=TemporalExecution(workflow_id=data["temporal"]["workflowId"], run_id=data["temporal"]["runId"]),
-        )
+        return Operation.of(data)
 
     @classmethod
     def of(cls, view: service.RunView) -> WorkItemEnhancementRun:
@@ -242,7 +205,7 @@ def _idempotency_key(info: Info[GraphQLContext, Any], given: str | None) -> str 
     return given or (request.headers.get("idempotency-key") if request is not None else None)
 
 
-def _errors(outcome: dict[str, Any]) -> list[MutationError]:
+def mutation_errors(outcome: dict[str, Any]) -> list[MutationError]:
     """One entry per invalid field (with its input path), else one for the whole call."""
     error = outcome.get("error")
     if not error:
@@ -297,7 +260,7 @@ async def _mutate(
         ok="error" not in outcome,
         idempotency_replayed=replayed,
         run=await _run_or_none(principal, outcome),
-        errors=_errors(outcome),
+        errors=mutation_errors(outcome),
     )
 
 

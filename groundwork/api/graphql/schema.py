@@ -7,6 +7,7 @@ from strawberry.litestar import make_graphql_controller
 
 from groundwork.api.graphql import context_search as cs
 from groundwork.api.graphql import enhancement as en
+from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
 
@@ -27,6 +28,10 @@ class Query:
     work_item_enhancement_runs: en.WorkItemEnhancementRunConnection = strawberry.field(
         resolver=en.work_item_enhancement_runs
     )
+    notification: nt.Notification | None = strawberry.field(resolver=nt.notification)
+    notification_list: nt.NotificationConnection = strawberry.field(resolver=nt.notification_list)
+    notification_summary: nt.NotificationSummary = strawberry.field(resolver=nt.notification_summary)
+    operation: nt.Operation | None = strawberry.field(resolver=nt.operation)
 
 
 @strawberry.type
@@ -40,6 +45,10 @@ class Mutation:
     apply_work_item_enhancement_drafts: en.ApplyWorkItemEnhancementDraftsPayload = strawberry.mutation(
         resolver=en.apply_work_item_enhancement_drafts
     )
+    draft_notification_change: nt.NotificationChangeProposal = strawberry.mutation(
+        resolver=nt.draft_notification_change
+    )
+    apply_notification_change: nt.NotificationPayload = strawberry.mutation(resolver=nt.apply_notification_change)
 
 
 schema = strawberry.Schema(query=Query, mutation=Mutation)

@@ -29,12 +29,12 @@ async def _replayable(
     except GroundworkError as error:
         raise tool_error(error) from None
     if "error" in outcome:
-        raise tool_error(_Stored(outcome["error"]))
+        raise tool_error(StoredError(outcome["error"]))
     view = await service.load_run(principal, outcome["run_id"])  # the tool's own scope suffices
     return {"data": run_resource(view), "idempotency_replayed": replayed}
 
 
-class _Stored(GroundworkError):
+class StoredError(GroundworkError):
     """A stored error outcome, rendered again on replay."""
 
     def __init__(self, error: dict[str, Any]) -> None:

@@ -15,7 +15,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from groundwork.domain.errors import GroundworkError, InsufficientScope, Unauthenticated
+from groundwork.domain.connected_apps import scope_refusal
+from groundwork.domain.errors import GroundworkError, Unauthenticated
 from groundwork.domain.principals import Principal
 
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
@@ -42,7 +43,7 @@ def caller(ctx: Context[Any, Any] | None, scope: str | None) -> Principal:
     if principal is None:
         raise tool_error(Unauthenticated("No authenticated principal for this MCP session."))
     if scope is not None and not principal.has_scope(scope):
-        raise tool_error(InsufficientScope(scope))
+        raise tool_error(scope_refusal(principal, scope))
     return principal
 
 
@@ -72,9 +73,11 @@ def build_mcp_server() -> MCPServer:
     # Each service registers its tools from its own module (imported here: they import `caller` from this one).
     from groundwork.api.mcp.context_search import register_context_search_tools
     from groundwork.api.mcp.enhancement import register_enhancement_tools
+    from groundwork.api.mcp.notifications import register_notification_tools
     from groundwork.api.mcp.work_items import register_work_item_tools
 
     register_work_item_tools(mcp)
     register_context_search_tools(mcp)
     register_enhancement_tools(mcp)
+    register_notification_tools(mcp)
     return mcp

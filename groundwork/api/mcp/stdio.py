@@ -8,6 +8,7 @@ import anyio
 
 from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.config import Settings
+from groundwork.domain.errors import GroundworkError
 from groundwork.persistence import db
 from groundwork.search import corpus_index
 from groundwork.services.api_keys import resolve_key
@@ -22,7 +23,10 @@ def run_stdio(dsn: str, api_key: str, index_dir: Path) -> None:
     async def main() -> None:
         use_connection(TemporalConnection(settings))
         async with db.connection(dsn):
-            principal = await resolve_key(api_key)
+            try:
+                principal = await resolve_key(api_key)
+            except GroundworkError as error:  # e.g. the key's connected app is not active
+                raise SystemExit(f"GROUNDWORK_API_KEY: {error.detail}") from None
             if principal is None:
                 raise SystemExit("GROUNDWORK_API_KEY is unknown or revoked")
             current_principal.set(principal)

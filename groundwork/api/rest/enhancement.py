@@ -12,6 +12,7 @@ from groundwork.api.resources import artifact_resource, draft_resource, run_reso
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.principals import Principal
 from groundwork.services import enhancement as service
+from groundwork.services import operations
 
 READ = {"scope": SCOPE_READ}
 Wait = Parameter(query="wait", default=None, ge=0, le=30, description="Seconds to wait for the run (0-30).")
@@ -135,6 +136,12 @@ class EnhancementRunController(Controller):
         return {"data": run_resource(view)}
 
 
-@get("/api/v1/operations/{run_id:str}", opt=READ, summary="Operation status of a run", tags=["operations"])
-async def get_operation(request: Request[Principal, Any, Any], run_id: str) -> dict[str, Any]:
-    return {"data": await service.operation_status(request.user, run_id)}
+@get(
+    "/api/v1/operations/{operation_id:str}",
+    # The scope depends on the id: `work-item-enhance:read` for a run id, `notifications:read` for `op_`.
+    opt={"scope": None},
+    summary="Operation status of a run (its run id) or of a notification command (`op_...`)",
+    tags=["operations"],
+)
+async def get_operation(request: Request[Principal, Any, Any], operation_id: str) -> dict[str, Any]:
+    return {"data": await operations.operation_status(request.user, operation_id)}

@@ -9,30 +9,34 @@ from groundwork.persistence import db
 
 
 async def create_api_key(
-    workspace_id: str, principal_id: str, key_hash: str, key_prefix: str, scopes: list[str]
+    workspace_id: str, principal_id: str, key_hash: str, key_prefix: str, scopes: list[str], app_id: str | None = None
 ) -> dict[str, Any]:
-    """Insert a key record (never the key itself)."""
+    """Insert a key record (never the key itself), bound to a connected app when `app_id` is given."""
     row = await db.fetchrow(
-        "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes)"
-        " VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+        "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes, app_id)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
         new_id("key"),
         workspace_id,
         principal_id,
         key_hash,
         key_prefix,
         scopes,
+        app_id,
     )
     assert row is not None
     return dict(row)
 
 
 async def find_active_by_hash(key_hash: str) -> dict[str, Any] | None:
-    """The unrevoked key with this hash, joined with its principal."""
+    """The unrevoked key with this hash, joined with its principal and the connected app it is bound to."""
     row = await db.fetchrow(
         """
         SELECT k.id AS api_key_id, k.scopes, k.workspace_id, k.last_used_at,
-               p.id AS principal_id, p.name, p.kind, p.is_admin
+               p.id AS principal_id, p.name, p.kind, p.is_admin,
+               a.id AS app_id, a.name AS app_name, a.kind AS app_kind, a.status AS app_status,
+               a.direction AS app_direction, a.field_authority AS app_field_authority, a.provenance AS app_provenance
         FROM api_keys k JOIN principals p ON p.id = k.principal_id
+        LEFT JOIN connected_apps a ON a.id = k.app_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL
         """,
         key_hash,
@@ -49,7 +53,7 @@ async def list_api_keys(workspace_slug: str | None = None) -> list[dict[str, Any
     """Every key with its workspace and principal, newest first."""
     rows = await db.fetch(
         """
-        SELECT k.id, k.key_prefix, k.scopes, k.created_at, k.revoked_at, k.last_used_at,
+        SELECT k.id, k.key_prefix, k.scopes, k.created_at, k.revoked_at, k.last_used_at, k.app_id,
                w.slug AS workspace, p.name AS principal
         FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN principals p ON p.id = k.principal_id
         WHERE $1::text IS NULL OR w.slug = $1

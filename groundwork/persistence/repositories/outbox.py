@@ -39,6 +39,32 @@ async def append_event(
     return event_id
 
 
+async def append_events(events: list[dict[str, Any]]) -> list[str]:
+    """Insert many events in one statement (call inside the change's transaction); returns their ids.
+
+    Each event is a dict with the keyword arguments of `append_event`.
+    """
+    if not events:
+        return []
+    ids = [new_id("evt") for _ in events]
+    await db.execute(
+        "INSERT INTO outbox (event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, source,"
+        " occurred_at) SELECT e.id, e.type, e.ws, e.rtype, e.rid, e.actor, e.payload::jsonb, e.source::jsonb, e.at"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
+        " $8::text[], $9::timestamptz[]) AS e(id, type, ws, rtype, rid, actor, payload, source, at)",
+        ids,
+        [e["type"] for e in events],
+        [e["workspace_id"] for e in events],
+        [e["resource_type"] for e in events],
+        [e["resource_id"] for e in events],
+        [e.get("actor_id") for e in events],
+        [json.dumps(e["payload"]) for e in events],
+        [json.dumps(e["source"]) if e.get("source") is not None else None for e in events],
+        [e["occurred_at"] for e in events],
+    )
+    return ids
+
+
 async def events_for_workspace(workspace_id: str) -> list[dict[str, Any]]:
     """Every event of a workspace in commit order (tests and operators)."""
     rows = await db.fetch("SELECT * FROM outbox WHERE workspace_id = $1 ORDER BY id", workspace_id)

@@ -60,6 +60,12 @@ async def get_principal_by_name(workspace_id: str, name: str) -> dict[str, Any] 
     return dict(row) if row else None
 
 
+async def get_principal(principal_id: str) -> dict[str, Any] | None:
+    """The principal with this id, if any."""
+    row = await db.fetchrow("SELECT * FROM principals WHERE id = $1", principal_id)
+    return dict(row) if row else None
+
+
 async def set_principal_admin(principal_id: str, is_admin: bool) -> None:
     """Make a principal a workspace admin, or not."""
     await db.execute("UPDATE principals SET is_admin = $2 WHERE id = $1", principal_id, is_admin)

@@ -140,20 +140,29 @@ async def rotate_secret(endpoint_id: str, new_secret: str, overlap_seconds: floa
 # ---------------------------------------------------------------------------------------------- the relay
 
 
-async def dispatch_outbox_batch(limit: int) -> tuple[int, list[dict[str, Any]]]:
+ClaimedEvents = Callable[[list[dict[str, Any]]], Awaitable[None]]
+
+
+async def dispatch_outbox_batch(
+    limit: int, *, on_claimed: ClaimedEvents | None = None
+) -> tuple[int, list[dict[str, Any]]]:
     """Claim undispatched events (SKIP LOCKED), create their deliveries and mark them dispatched.
 
     Returns how many events were claimed and the deliveries created now (a delivery that already
     existed, because an earlier relay got this far and crashed before its commit, is not returned).
+    `on_claimed(events)` runs inside the claim's transaction (notifications are created there), so
+    whatever it writes commits with `dispatched_at` or not at all.
     """
     async with db.transaction():
         events = await db.fetch(
-            "SELECT id, event_id, type, workspace_id FROM outbox WHERE dispatched_at IS NULL"
-            " ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+            "SELECT id, event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, occurred_at"
+            " FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
             limit,
         )
         if not events:
             return 0, []
+        if on_claimed is not None:
+            await on_claimed([dict(e) for e in events])
         endpoints = await db.fetch(
             "SELECT id, workspace_id, event_types FROM webhook_endpoints"
             " WHERE enabled AND workspace_id = ANY($1::text[])",

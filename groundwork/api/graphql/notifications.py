@@ -1,0 +1,406 @@
+"""GraphQL for notifications (contract v0.2, preview): the caller's inbox, drafts and confirmed applies.
+
+`notification(id)` is null for anything that is not the caller's; `draftNotificationChange`
+persists a proposal and changes nothing; `applyNotificationChange` runs the proposal through the one
+lifecycle command, once per idempotency key, only with `confirm: true`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.enhancement import MutationError, mutation_errors
+from groundwork.api.graphql.operations import Operation
+from groundwork.api.graphql.work_items import PageInfo
+from groundwork.api.notification_resources import history_entry, notification_resource, proposal_resource
+from groundwork.domain.errors import GroundworkError
+from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
+from groundwork.domain.pagination import encode_cursor
+from groundwork.domain.principals import Principal
+from groundwork.services import notification_proposals as proposals
+from groundwork.services import notifications as service
+from groundwork.services import operations
+from groundwork.services.idempotent_calls import call_once
+from groundwork.services.notification_summary import summary
+
+PREVIEW = "Contract v0.2 (preview). "
+
+
+@strawberry.type
+class NotificationAction:
+    id: str
+    label: str
+    requires_confirmation: bool
+
+
+@strawberry.type
+class NotificationSource:
+    kind: str
+    external_id: str
+
+
+@strawberry.type
+class NotificationResourceRef:
+    type: str
+    id: strawberry.ID
+
+
+@strawberry.type
+class NotificationHistoryEntry:
+    audit_reference: str
+    actor_id: str
+    via: str
+    app_id: str | None
+    provenance: str | None
+    from_status: str
+    to_status: str
+    version: int
+    reason: str | None
+    operation_id: str
+    occurred_at: str
+
+
+@strawberry.type(description=PREVIEW + "A notification of the caller; `allowedActions` lists what it may do next.")
+class Notification:
+    id: strawberry.ID
+    status: str
+    version: int
+    updated_at: str
+    allowed_actions: list[NotificationAction]
+    source: NotificationSource
+    title: str
+    body: str
+    resource: NotificationResourceRef
+    event_type: str
+    created_at: str
+    history: list[NotificationHistoryEntry] | None = None
+
+    @classmethod
+    def of(cls, row: dict[str, Any], principal: Principal, history: list[dict[str, Any]] | None = None) -> Notification:
+        data = notification_resource(row, principal)
+        return cls(
+            id=strawberry.ID(data["id"]),
+            status=data["status"],
+            version=data["version"],
+            updated_at=data["updatedAt"],
+            allowed_actions=[
+                NotificationAction(id=a["id"], label=a["label"], requires_confirmation=a["requiresConfirmation"])
+                for a in data["allowedActions"]
+            ],
+            source=NotificationSource(kind=data["source"]["kind"], external_id=data["source"]["externalId"]),
+            title=data["title"],
+            body=data["body"],
+            resource=NotificationResourceRef(type=data["resource"]["type"], id=strawberry.ID(data["resource"]["id"])),
+            event_type=data["eventType"],
+            created_at=data["createdAt"],
+            history=None
+            if history is None
+            else [
+                NotificationHistoryEntry(
+                    audit_reference=h["auditReference"],
+                    actor_id=h["actorId"],
+                    via=h["via"],
+                    app_id=h["appId"],
+                    provenance=h["provenance"],
+                    from_status=h["from"],
+                    to_status=h["to"],
+                    version=h["version"],
+                    reason=h["reason"],
+                    operation_id=h["operationId"],
+                    occurred_at=h["occurredAt"],
+                )
+                for h in (history_entry(e) for e in history)
+            ],
+        )
+
+
+@strawberry.type
+class NotificationEdge:
+    cursor: str
+    node: Notification
+
+
+@strawberry.input
+class NotificationFilter:
+    status: str | None = None
+    source_kind: str | None = None
+    since: str | None = None
+
+
+@strawberry.input
+class PaginationInput:
+    first: int | None = None
+    after: str | None = None
+
+
+@strawberry.type(description=PREVIEW + "A page of the caller's notifications, newest first.")
+class NotificationConnection:
+    unread_count: int
+    nodes: list[Notification]
+    edges: list[NotificationEdge]
+    page_info: PageInfo
+    _principal: strawberry.Private[Principal]
+    _filter: strawberry.Private[NotificationFilter]
+
+    @strawberry.field(description="How many of the caller's notifications match the filter (counted on request).")
+    async def total_count(self) -> int:
+        return await service.count_notifications(
+            self._principal, status=self._filter.status, source_kind=self._filter.source_kind, since=self._filter.since
+        )
+
+
+@strawberry.type
+class NotificationValidationError:
+    code: str
+    message: str
+    path: str | None
+
+
+@strawberry.type(description=PREVIEW + "A persisted proposal: it changes nothing until applied with confirmation.")
+class NotificationChangeProposal:
+    id: strawberry.ID
+    notification_id: strawberry.ID
+    requested_outcome: str
+    command: str | None
+    from_status: str
+    to_status: str | None
+    expected_version: int | None
+    reason: str | None
+    evidence_refs: JSON
+    valid: bool
+    validation_errors: list[NotificationValidationError]
+    conflicts: JSON
+    exact_command: JSON | None
+    expires_at: str
+    applied_at: str | None
+    operation_id: str | None
+
+    @classmethod
+    def of(cls, proposal: dict[str, Any]) -> NotificationChangeProposal:
+        data = proposal_resource(proposal)
+        return cls(
+            id=strawberry.ID(data["id"]),
+            notification_id=strawberry.ID(data["notificationId"]),
+            requested_outcome=data["requestedOutcome"],
+            command=data["command"],
+            from_status=data["fromStatus"],
+            to_status=data["toStatus"],
+            expected_version=data["expectedVersion"],
+            reason=data["reason"],
+            evidence_refs=data["evidenceRefs"],
+            valid=data["valid"],
+            validation_errors=[
+                NotificationValidationError(code=e["code"], message=e["message"], path=e.get("path"))
+                for e in data["validationErrors"]
+            ],
+            conflicts=data["conflicts"],
+            exact_command=data["exactCommand"],
+            expires_at=data["expiresAt"],
+            applied_at=data["appliedAt"],
+            operation_id=data["operationId"],
+        )
+
+
+@strawberry.type
+class NotificationPayload:
+    ok: bool
+    idempotency_replayed: bool
+    notification: Notification | None
+    operation: Operation | None
+    audit_reference: str | None
+    errors: list[MutationError]
+
+
+@strawberry.input
+class NotificationEvidenceRefInput:
+    kind: str
+    id: str
+
+
+@strawberry.input
+class DraftNotificationChangeInput:
+    notification_id: strawberry.ID
+    requested_outcome: str = strawberry.field(description="read, acknowledged or dismissed")
+    expected_version: int | None = None
+    reason: str | None = None
+    evidence_refs: list[NotificationEvidenceRefInput] | None = None
+
+
+@strawberry.input
+class ApplyNotificationChangeInput:
+    proposal_id: strawberry.ID
+    expected_version: int
+    idempotency_key: str | None = None
+    confirm: bool | None = None
+
+
+@strawberry.type
+class NotificationSummaryItem:
+    kind: str
+    resource_type: str
+    resource_id: strawberry.ID
+    occurred_at: str
+    title: str
+
+
+@strawberry.type(description=PREVIEW + "What changed since a time in what the caller requested, watches or is in.")
+class NotificationSummary:
+    since: str
+    as_of: str
+    counts: JSON
+    items: list[NotificationSummaryItem]
+    truncated: bool
+
+
+# ---------------------------------------------------------------------------------------------- resolvers
+
+
+async def notification(info: Info[GraphQLContext, Any], id: strawberry.ID) -> Notification | None:
+    """One of the caller's notifications with its history, or null."""
+    principal = require(info, SCOPE_READ)
+    try:
+        row, history = await service.get_notification(principal, str(id))
+    except GroundworkError as error:
+        if error.code == "not_found":
+            return None
+        raise as_graphql_error(error) from None
+    return Notification.of(row, principal, history)
+
+
+async def notification_list(
+    info: Info[GraphQLContext, Any],
+    filter: NotificationFilter | None = None,
+    pagination: PaginationInput | None = None,
+) -> NotificationConnection:
+    """The caller's notifications, newest first, with the unread count."""
+    principal = require(info, SCOPE_READ)
+    chosen = filter or NotificationFilter()
+    page = pagination or PaginationInput()
+    try:
+        rows, info_page, unread = await service.list_notifications(
+            principal,
+            status=chosen.status,
+            source_kind=chosen.source_kind,
+            since=chosen.since,
+            limit=page.first,
+            cursor=page.after,
+        )
+    except GroundworkError as error:
+        raise as_graphql_error(error) from None
+    nodes = [Notification.of(r, principal) for r in rows]
+    return NotificationConnection(
+        unread_count=unread,
+        nodes=nodes,
+        edges=[NotificationEdge(cursor=encode_cursor({"id": str(n.id)}), node=n) for n in nodes],
+        page_info=PageInfo(next_cursor=info_page["next_cursor"], has_more=info_page["has_more"]),
+        _principal=principal,
+        _filter=chosen,
+    )
+
+
+async def notification_summary(info: Info[GraphQLContext, Any], since: str | None = None) -> NotificationSummary:
+    """What changed since `since` (default: 24 hours ago) in what the caller may see."""
+    try:
+        data = await summary(require(info, SCOPE_READ), since)
+    except GroundworkError as error:
+        raise as_graphql_error(error) from None
+    return NotificationSummary(
+        since=data["since"],
+        as_of=data["asOf"],
+        counts=data["counts"],
+        items=[
+            NotificationSummaryItem(
+                kind=i["kind"],
+                resource_type=i["resourceType"],
+                resource_id=strawberry.ID(i["resourceId"]),
+                occurred_at=i["occurredAt"],
+                title=i["title"],
+            )
+            for i in data["items"]
+        ],
+        truncated=data["truncated"],
+    )
+
+
+async def operation(info: Info[GraphQLContext, Any], id: strawberry.ID) -> Operation | None:
+    """An operation: a notification command's (`op_`) or an enhancement run's (its run id); null if not visible."""
+    principal = info.context.principal
+    if principal is None:
+        require(info, SCOPE_READ)
+    assert principal is not None
+    try:
+        return Operation.of(await operations.operation_status(principal, str(id)))
+    except GroundworkError as error:
+        if error.code == "not_found":
+            return None
+        raise as_graphql_error(error) from None
+
+
+async def draft_notification_change(
+    info: Info[GraphQLContext, Any], input: DraftNotificationChangeInput
+) -> NotificationChangeProposal:
+    """Persist a proposal with validation results, conflicts and the exact command; changes nothing."""
+    principal = require(info, SCOPE_WRITE)
+    try:
+        proposal = await proposals.draft_change(
+            principal,
+            str(input.notification_id),
+            input.requested_outcome,
+            input.expected_version,
+            input.reason,
+            [{"kind": r.kind, "id": r.id} for r in input.evidence_refs] if input.evidence_refs is not None else None,
+        )
+    except GroundworkError as error:
+        raise as_graphql_error(error) from None
+    return NotificationChangeProposal.of(proposal)
+
+
+async def apply_notification_change(
+    info: Info[GraphQLContext, Any], input: ApplyNotificationChangeInput
+) -> NotificationPayload:
+    """Apply a proposal after explicit confirmation, guarded by the version, once per idempotency key."""
+    principal = require(info, SCOPE_OPERATE)
+    request = info.context.request
+    key = input.idempotency_key or (request.headers.get("idempotency-key") if request is not None else None)
+
+    async def apply() -> dict[str, Any]:
+        result, _ = await proposals.apply_proposal(
+            principal, str(input.proposal_id), input.expected_version, input.confirm, via="graphql"
+        )
+        return {**result.answer(), "audit_reference": result.audit_reference}
+
+    call = {"proposal_id": str(input.proposal_id), "expected_version": input.expected_version, "confirm": input.confirm}
+    try:
+        outcome, replayed = await call_once(principal, key, "applyNotificationChange", call, apply)
+    except GroundworkError as error:
+        return NotificationPayload(
+            ok=False,
+            idempotency_replayed=False,
+            notification=None,
+            operation=None,
+            audit_reference=None,
+            errors=[MutationError(code=error.code, message=error.detail)],
+        )
+    if "error" in outcome:
+        return NotificationPayload(
+            ok=False,
+            idempotency_replayed=replayed,
+            notification=None,
+            operation=None,
+            audit_reference=None,
+            errors=mutation_errors(outcome),
+        )
+    row, history = await service.get_notification(principal, outcome["id"])
+    return NotificationPayload(
+        ok=True,
+        idempotency_replayed=replayed,
+        notification=Notification.of(row, principal, history),
+        operation=Operation.of(await service.operation(principal, outcome["operation_id"])),
+        audit_reference=outcome["audit_reference"],
+        errors=[],
+    )

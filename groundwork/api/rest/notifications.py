@@ -1,0 +1,134 @@
+"""REST: the caller's notifications, their lifecycle commands, read-all, the summary and preferences.
+
+Contract v0.2 (preview). Every read is self-scoped: another principal's notification is 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, get, post, put
+from litestar.params import Parameter
+
+from groundwork.api.notification_resources import notification_detail, notification_resource
+from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
+from groundwork.domain.principals import Principal
+from groundwork.services import notification_preferences as preferences
+from groundwork.services import notifications as service
+from groundwork.services.notification_summary import summary
+
+PREVIEW = "Contract v0.2 (preview). "
+READ = {"scope": SCOPE_READ}
+OPERATE = {"scope": SCOPE_OPERATE, "idempotent": True}
+
+
+class CommandBody(msgspec.Struct, forbid_unknown_fields=True):
+    expected_version: int | None = None
+    reason: str | None = None
+    confirm: bool | None = None
+
+
+class ReadAllBody(msgspec.Struct, forbid_unknown_fields=True):
+    up_to: str | None = None
+
+
+async def _command(request: Request[Principal, Any, Any], notification_id: str, command: str, data: CommandBody) -> Any:
+    result = await service.change_notification(
+        request.user,
+        notification_id,
+        command,
+        expected_version=data.expected_version,
+        reason=data.reason,
+        confirm=data.confirm,
+        via="rest",
+    )
+    return {"data": result.answer()}
+
+
+class NotificationController(Controller):
+    path = "/api/v1/notifications"
+    tags = ["notifications"]
+
+    @get("/", opt=READ, summary="List the caller's notifications", description=PREVIEW + "Newest first.")
+    async def list_notifications(
+        self,
+        request: Request[Principal, Any, Any],
+        status: str | None = None,
+        source_kind: str | None = None,
+        since: str | None = None,
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        rows, page, unread = await service.list_notifications(
+            request.user, status=status, source_kind=source_kind, since=since, limit=limit, cursor=cursor
+        )
+        return {"data": [notification_resource(r, request.user) for r in rows], "page": page, "unreadCount": unread}
+
+    @get(
+        "/summary",
+        opt=READ,
+        summary="What changed since a time in what the caller requested, watches or takes part in",
+        description=PREVIEW + "Deterministic; `since` defaults to 24 hours ago.",
+    )
+    async def get_summary(self, request: Request[Principal, Any, Any], since: str | None = None) -> dict[str, Any]:
+        return {"data": await summary(request.user, since)}
+
+    @get("/preferences", opt=READ, summary="The caller's channel and delivery preferences", description=PREVIEW)
+    async def get_preferences(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
+        return {"data": (await preferences.get_preferences(request.user)).document()}
+
+    @put(
+        "/preferences",
+        opt={"scope": SCOPE_WRITE},
+        summary="Replace the caller's channel and delivery preferences",
+        description=PREVIEW + "In-app notifications cannot be turned off.",
+    )
+    async def put_preferences(self, request: Request[Principal, Any, Any], data: dict[str, Any]) -> dict[str, Any]:
+        return {"data": (await preferences.put_preferences(request.user, data)).document()}
+
+    @post(
+        "/read-all",
+        opt=OPERATE,
+        summary="Read unread notifications up to a time, an id or a list cursor (one audited move each)",
+        description=PREVIEW + "At most 1,000 a call; `has_more` says whether to call again.",
+        status_code=200,
+    )
+    async def read_all(self, request: Request[Principal, Any, Any], data: ReadAllBody) -> dict[str, Any]:
+        result = await service.read_all(request.user, data.up_to, via="rest")
+        return {"data": {"read": result.read, "operation_id": result.operation_id, "has_more": result.has_more}}
+
+    @get("/{notification_id:str}", opt=READ, summary="One notification with its history", description=PREVIEW)
+    async def get_notification(self, request: Request[Principal, Any, Any], notification_id: str) -> dict[str, Any]:
+        row, history = await service.get_notification(request.user, notification_id)
+        return {"data": notification_detail(row, history, request.user)}
+
+    @post(
+        "/{notification_id:str}/read",
+        opt=OPERATE,
+        summary="Read a notification (unread -> read)",
+        description=PREVIEW,
+        status_code=200,
+    )
+    async def read(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+        return await _command(request, notification_id, "read", data)
+
+    @post(
+        "/{notification_id:str}/acknowledge",
+        opt=OPERATE,
+        summary="Acknowledge a notification (read -> acknowledged); needs confirm: true",
+        description=PREVIEW,
+        status_code=200,
+    )
+    async def acknowledge(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+        return await _command(request, notification_id, "acknowledge", data)
+
+    @post(
+        "/{notification_id:str}/dismiss",
+        opt=OPERATE,
+        summary="Dismiss a notification (acknowledged -> dismissed); needs confirm: true",
+        description=PREVIEW,
+        status_code=200,
+    )
+    async def dismiss(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+        return await _command(request, notification_id, "dismiss", data)

@@ -1,0 +1,114 @@
+"""What the notification sources read to decide who is told about an event, and what the summary reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from groundwork.persistence import db
+
+
+async def run_with_target(run_id: str) -> dict[str, Any] | None:
+    """An enhancement run with its requester, project, counts and target work item (key, title, watchers)."""
+    row = await db.fetchrow(
+        """
+        SELECT r.id, r.workspace_id, r.project_id, r.requested_by, r.state,
+               w.id AS work_item_id, w.key AS work_item_key, w.title AS work_item_title, w.watchers
+        FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id
+        WHERE r.id = $1
+        """,
+        run_id,
+    )
+    return dict(row) if row else None
+
+
+async def holding(principal_ids: list[str], project_id: str, permission: str) -> set[str]:
+    """The principals among `principal_ids` that hold `permission` on the project (admins always do)."""
+    if not principal_ids:
+        return set()
+    rows = await db.fetch(
+        """
+        SELECT p.id FROM principals p JOIN projects j ON j.workspace_id = p.workspace_id AND j.id = $2
+        WHERE p.id = ANY($1::text[]) AND (p.is_admin OR EXISTS (
+            SELECT 1 FROM memberships m JOIN roles r ON r.name = m.role
+            WHERE m.principal_id = p.id AND m.project_id = j.id AND $3 = ANY(r.permissions)))
+        """,
+        principal_ids,
+        project_id,
+        permission,
+    )
+    return {r["id"] for r in rows}
+
+
+async def workspace_admins(workspace_id: str) -> list[str]:
+    """Ids of the workspace's admins."""
+    rows = await db.fetch("SELECT id FROM principals WHERE workspace_id = $1 AND is_admin ORDER BY id", workspace_id)
+    return [r["id"] for r in rows]
+
+
+async def message_with_thread(message_id: str) -> dict[str, Any] | None:
+    """A message with its thread, its sender's display name and every participant's id."""
+    row = await db.fetchrow(
+        """
+        SELECT m.id, m.body, m.sender_id, t.id AS thread_id, t.title AS thread_title, t.workspace_id,
+               s.display_name AS sender_name,
+               (SELECT array_agg(p.principal_id ORDER BY p.principal_id) FROM message_thread_participants p
+                WHERE p.thread_id = t.id) AS participant_ids
+        FROM messages m JOIN message_threads t ON t.id = m.thread_id JOIN principals s ON s.id = m.sender_id
+        WHERE m.id = $1
+        """,
+        message_id,
+    )
+    return dict(row) if row else None
+
+
+# ---------------------------------------------------------------------------------------------- summaries
+
+
+async def runs_finished(principal_id: str, project_ids: list[str], since: datetime) -> list[dict[str, Any]]:
+    """Runs the principal requested that finished (ready for review, or failed) since a time, in visible projects."""
+    rows = await db.fetch(
+        """
+        SELECT r.id, r.state, r.completed_at, r.updated_at, r.error_code, w.key, w.title
+        FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id
+        WHERE r.requested_by = $1 AND r.project_id = ANY($2::text[]) AND r.completed_at >= $3
+          AND r.state IN ('ready_for_review', 'applied', 'failed', 'expired')
+        """,
+        principal_id,
+        project_ids,
+        since,
+    )
+    return [dict(r) for r in rows]
+
+
+async def applies_to_watched(principal_id: str, project_ids: list[str], since: datetime) -> list[dict[str, Any]]:
+    """Applies since a time to work items the principal watches, in visible projects."""
+    rows = await db.fetch(
+        """
+        SELECT a.id, a.run_id, a.applied_at, array_length(a.draft_ids, 1) AS draft_count,
+               w.id AS work_item_id, w.key, w.title
+        FROM enhancement_applies a JOIN work_items w ON w.id = a.work_item_id
+        WHERE $1 = ANY(w.watchers) AND w.project_id = ANY($2::text[]) AND a.applied_at >= $3
+        """,
+        principal_id,
+        project_ids,
+        since,
+    )
+    return [dict(r) for r in rows]
+
+
+async def messages_to(principal_id: str, since: datetime) -> list[dict[str, Any]]:
+    """Messages since a time by others in threads the principal takes part in."""
+    rows = await db.fetch(
+        """
+        SELECT m.id, m.created_at, m.thread_id, t.title AS thread_title, s.display_name AS sender_name
+        FROM message_thread_participants p
+        JOIN messages m ON m.thread_id = p.thread_id
+        JOIN message_threads t ON t.id = p.thread_id
+        JOIN principals s ON s.id = m.sender_id
+        WHERE p.principal_id = $1 AND m.sender_id <> $1 AND m.created_at >= $2
+        """,
+        principal_id,
+        since,
+    )
+    return [dict(r) for r in rows]
