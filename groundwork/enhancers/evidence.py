@@ -26,7 +26,9 @@ class CorpusEvidence:
         words = f"{title} {description if isinstance(description, str) else ''}".split()[:_QUERY_WORDS]
         hits = await project_passages(workspace_id, project_id, " ".join(words), limit=PASSAGES_PER_ACTION)
         return [
-            Evidence(EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph))
+            Evidence(
+                EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section
+            )
             for hit in hits
         ]
 

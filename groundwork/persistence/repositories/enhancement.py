@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef
+from groundwork.domain.enhancement.enhancer import Evidence, ReferenceItem
+from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef, draft_value_problem
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
@@ -52,8 +53,10 @@ class DraftRow:
     created_at: datetime
 
     def state(self) -> DraftState:
-        """What eligibility rules need."""
-        return DraftState(self.id, self.field, self.applied_at is not None)
+        """What eligibility rules need, including whether a PATCH would accept the proposed value."""
+        return DraftState(
+            self.id, self.field, self.applied_at is not None, draft_value_problem(self.field, self.proposed_value)
+        )
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,93 @@ async def list_run_actions(run_id: str) -> list[RunActionRow]:
     """Every action request of a run, in order."""
     rows = await db.fetch("SELECT * FROM enhancement_run_actions WHERE run_id = $1 ORDER BY id", run_id)
     return [RunActionRow(**dict(r)) for r in rows]
+
+
+async def run_contents(
+    run_ids: list[str],
+) -> tuple[dict[str, list[RunActionRow]], dict[str, list[DraftRow]], dict[str, list[ArtifactRow]]]:
+    """The actions, drafts and artifacts of many runs in three queries (drafts and artifacts newest first)."""
+    actions: dict[str, list[RunActionRow]] = {r: [] for r in run_ids}
+    drafts: dict[str, list[DraftRow]] = {r: [] for r in run_ids}
+    artifacts: dict[str, list[ArtifactRow]] = {r: [] for r in run_ids}
+    if not run_ids:
+        return actions, drafts, artifacts
+    for row in await db.fetch(
+        "SELECT * FROM enhancement_run_actions WHERE run_id = ANY($1) ORDER BY run_id, id", run_ids
+    ):
+        actions[row["run_id"]].append(RunActionRow(**dict(row)))
+    for row in await db.fetch(
+        "SELECT * FROM enhancement_drafts WHERE run_id = ANY($1) ORDER BY run_id, id DESC", run_ids
+    ):
+        drafts[row["run_id"]].append(_draft(row))
+    for row in await db.fetch(
+        "SELECT * FROM enhancement_artifacts WHERE run_id = ANY($1) ORDER BY run_id, id DESC", run_ids
+    ):
+        artifacts[row["run_id"]].append(_artifact(row))
+    return actions, drafts, artifacts
+
+
+async def pending_actions(run_id: str) -> list[RunActionRow]:
+    """The action requests of a run not yet completed or failed."""
+    rows = await db.fetch(
+        "SELECT * FROM enhancement_run_actions WHERE run_id = $1 AND state = 'pending' ORDER BY id", run_id
+    )
+    return [RunActionRow(**dict(r)) for r in rows]
+
+
+async def count_run_actions(run_id: str) -> int:
+    """How many actions were requested on a run over its life."""
+    row = await db.fetchrow("SELECT count(*) AS n FROM enhancement_run_actions WHERE run_id = $1", run_id)
+    return int(row["n"]) if row else 0
+
+
+async def store_run_evidence(run_id: str, evidence: list[Evidence], references: list[ReferenceItem]) -> None:
+    """Keep what a run's actions draw on; the first gathering wins (a retry or a racing one changes nothing)."""
+    items = [
+        {"kind": e.ref.kind, "id": e.ref.id, "text": e.text, "label": e.label, "section": e.section} for e in evidence
+    ]
+    refs = [{"id": r.id, "key": r.key, "title": r.title, "estimate": r.estimate, "text": r.text} for r in references]
+    await db.execute(
+        "INSERT INTO enhancement_run_evidence (run_id, items, reference_items) VALUES ($1, $2::jsonb, $3::jsonb)"
+        " ON CONFLICT (run_id) DO NOTHING",
+        run_id,
+        json.dumps(items),
+        json.dumps(refs),
+    )
+
+
+async def get_run_evidence(run_id: str) -> tuple[list[Evidence], list[ReferenceItem]] | None:
+    """The evidence stored for a run, or None when it was never gathered."""
+    row = await db.fetchrow("SELECT items, reference_items FROM enhancement_run_evidence WHERE run_id = $1", run_id)
+    if row is None:
+        return None
+    evidence = [
+        Evidence(EvidenceRef(i["kind"], i["id"]), i["text"], i["label"], i.get("section"))
+        for i in json.loads(row["items"])
+    ]
+    references = [
+        ReferenceItem(r["id"], r["key"], r["title"], float(r["estimate"]), r["text"])
+        for r in json.loads(row["reference_items"])
+    ]
+    return evidence, references
+
+
+async def reference_items(project_id: str, exclude_id: str, limit: int = 20) -> list[ReferenceItem]:
+    """Done work items of a project with a numeric estimate, newest first: an estimate's reference class."""
+    rows = await db.fetch(
+        """SELECT id, key, title, fields FROM work_items
+        WHERE project_id = $1 AND id <> $2 AND status = 'done' AND jsonb_typeof(fields->'estimate') = 'number'
+        ORDER BY id DESC LIMIT $3""",
+        project_id,
+        exclude_id,
+        limit,
+    )
+    result = []
+    for row in rows:
+        fields = json.loads(row["fields"]) if isinstance(row["fields"], str) else dict(row["fields"])
+        text = "\n\n".join(f"## {k}\n\n{v}" for k, v in fields.items() if isinstance(v, str) and v.strip())
+        result.append(ReferenceItem(row["id"], row["key"], row["title"], float(fields["estimate"]), text))
+    return result
 
 
 async def get_run(workspace_id: str, run_id: str, *, for_update: bool = False) -> RunRow | None:

@@ -13,7 +13,9 @@ DESCRIPTION = (
     "Customers must be able to save a card at checkout and reuse it later. Card numbers must never be stored "
     "or logged by our services; only the PSP token is kept. Saving a card must complete within 2 seconds at "
     "p99. If the PSP is unavailable, checkout continues without saving the card. Existing saved cards in the "
-    "legacy vault need a migration to PSP tokens."
+    "legacy vault need a migration to PSP tokens. The export of the old card store has not been measured, so the "
+    "migration may miss the cut-over date. Card numbers already leaked into application logs once, in March. "
+    "The PSP sandbox slows down under load, which hides how saving behaves at peak."
 )
 
 
