@@ -134,7 +134,9 @@ async def run_bare_worker(address: str) -> None:
     from temporalio.worker import Worker
 
     client = await Client.connect(address, data_converter=pydantic_data_converter)
-    async with Worker(client, task_queue=BARE_QUEUE, workflows=[BareActivitiesWorkflow, BareUpdateWorkflow], activities=[bare_noop]):
+    async with Worker(
+        client, task_queue=BARE_QUEUE, workflows=[BareActivitiesWorkflow, BareUpdateWorkflow], activities=[bare_noop]
+    ):
         await asyncio.Event().wait()
 
 
@@ -361,7 +363,9 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
                 if i >= 5:
                     timings.append(time.perf_counter() - started)
             floor[f"latency {n}"] = p50(timings)
-        handle = await client.start_workflow("BareUpdateWorkflow", id=f"bare-upd-{uuid.uuid4().hex}", task_queue=BARE_QUEUE)
+        handle = await client.start_workflow(
+            "BareUpdateWorkflow", id=f"bare-upd-{uuid.uuid4().hex}", task_queue=BARE_QUEUE
+        )
         for name in ("with_activity", "empty"):
             timings = []
             for i in range(samples + 5):
@@ -385,22 +389,20 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
             print("|---|---:|---:|---:|---|")
             print(
                 f"| create → ready, 1 action | {gw['latency 1']:.0f} ms (p99 {gw['latency 1 p99']:.0f}) "
-                f"| {floor['latency 1']:.0f} ms (1 no-op activity) | {gw['latency 1'] / floor['latency 1']:.2f}× | |"
+                f"| {floor['latency 1']:.0f} ms (1 no-op activity) | {gw['latency 1'] / floor['latency 1']:.2f}x | |"
             )
             print(
                 f"| create → ready, 8 actions | {gw['latency 8']:.0f} ms (p99 {gw['latency 8 p99']:.0f}) "
                 f"| {floor['latency 8']:.0f} ms (8 parallel no-op activities) "
-                f"| {gw['latency 8'] / floor['latency 8']:.2f}× | ≤ 1.5× |"
+                f"| {gw['latency 8'] / floor['latency 8']:.2f}x | ≤ 1.5x |"
             )
-            print(
-                f"| 8 actions ÷ 1 action | {gw['latency 8'] / gw['latency 1']:.2f}× | | | ≤ 1.3× |"
-            )
+            print(f"| 8 actions ÷ 1 action | {gw['latency 8'] / gw['latency 1']:.2f}x | | | ≤ 1.3x |")
             print(
                 f"| apply one draft | {gw['apply']:.0f} ms (p99 {gw['apply p99']:.0f}) "
                 f"| {floor['update with_activity']:.0f} ms (Update running 1 no-op activity); "
                 f"{floor['update empty']:.0f} ms (empty Update) "
-                f"| {gw['apply'] / floor['update with_activity']:.2f}× / {gw['apply'] / floor['update empty']:.2f}× "
-                f"| ≤ 2× |"
+                f"| {gw['apply'] / floor['update with_activity']:.2f}x / {gw['apply'] / floor['update empty']:.2f}x "
+                f"| ≤ 2x |"
             )
             print(flush=True)
 
@@ -417,7 +419,7 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
                     theirs = await closed_loop(concurrency, window, lambda n=n: bare_run(n))
                     print(
                         f"| {n} action(s), {concurrency} clients | {ours:.1f} | {theirs:.1f} "
-                        f"({n} no-op activit{'y' if n == 1 else 'ies'}) | {ours / theirs:.2f}× | ≥ 0.6× |",
+                        f"({n} no-op activit{'y' if n == 1 else 'ies'}) | {ours / theirs:.2f}x | ≥ 0.6x |",
                         flush=True,
                     )
             print()
@@ -425,19 +427,27 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
             big = await create_run(http, stack, stack.items[1]["id"], ACTIONS_ALL)
             small = await create_run(http, stack, stack.items[2]["id"], ["requirements"])
             bare_rps = await requests_per_second(bare_port, "/bare", None, 16, window)
-            ours_big = await requests_per_second(api_port, f"/api/v1/work-item-enhancements/{big['id']}", key, 16, window)
+            ours_big = await requests_per_second(
+                api_port, f"/api/v1/work-item-enhancements/{big['id']}", key, 16, window
+            )
             ours_small = await requests_per_second(
                 api_port, f"/api/v1/work-item-enhancements/{small['id']}", key, 16, window
             )
-            size_big = len((await http.get(f"/api/v1/work-item-enhancements/{big['id']}", headers={"Authorization": f"Bearer {key}"})).content)
+            size_big = len(
+                (
+                    await http.get(
+                        f"/api/v1/work-item-enhancements/{big['id']}", headers={"Authorization": f"Bearer {key}"}
+                    )
+                ).content
+            )
             print("| GET, 16 keep-alive connections | requests/s | ratio to bare | target |")
             print("|---|---:|---:|---|")
-            print(f"| bare Litestar endpoint (floor) | {bare_rps:.0f} | 1.00× | |")
+            print(f"| bare Litestar endpoint (floor) | {bare_rps:.0f} | 1.00x | |")
             print(
                 f"| GET a run, 8 actions ({len(big['drafts'])} drafts, {len(big['artifacts'])} artifacts, "
-                f"{size_big / 1024:.0f} KiB) | {ours_big:.0f} | {ours_big / bare_rps:.2f}× | ≥ 0.5× |"
+                f"{size_big / 1024:.0f} KiB) | {ours_big:.0f} | {ours_big / bare_rps:.2f}x | ≥ 0.5x |"
             )
-            print(f"| GET a run, 1 action | {ours_small:.0f} | {ours_small / bare_rps:.2f}× | ≥ 0.5× |")
+            print(f"| GET a run, 1 action | {ours_small:.0f} | {ours_small / bare_rps:.2f}x | ≥ 0.5x |")
             print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         for process in spawned:

@@ -156,13 +156,9 @@ class EnhancementActivities:
 
         output = await _with_heartbeats(generate())
         async with db.transaction():
-            # The run row first: the commits of a run's concurrent actions queue here, so exactly one of
-            # them sees no pending action left and finishes the run.
-            run = await runs.get_run_by_id(request.run_id, for_update=True)
-            assert run is not None
             locked = await runs.get_run_action(request.run_id, request.request_id, for_update=True)
             if locked is not None and locked.state == "completed":  # an overlapping attempt committed first
-                return await self._stored(run_action, run.state)
+                return await self._stored(run_action)
             drafts, artifacts = await runs.record_action_output(run_action, output)
             now = _now()
             for draft in drafts:
@@ -191,8 +187,15 @@ class EnhancementActivities:
                 actor_id=run.requested_by,
             )
             state = run.state
-            if request.review_window_seconds is not None and not await runs.pending_actions(run.id):
-                state = await self._complete(run, request.review_window_seconds)
+            if request.review_window_seconds is not None:
+                # The run row last, held only for the check: concurrent actions of one run queue here, and
+                # under READ COMMITTED each sees the others' committed completions once it holds the lock,
+                # so exactly the last one finds nothing pending and finishes the run.
+                run = await runs.lock_run_for_change(request.run_id)
+                assert run is not None
+                state = run.state
+                if not await runs.pending_actions(run.id):
+                    state = await self._complete(run, request.review_window_seconds)
         return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts], state)
 
     async def _stored(self, run_action: runs.RunActionRow, state: str | None = None) -> ActionResult:

@@ -23,6 +23,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateHandle,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -364,20 +365,24 @@ async def _start_update(run_id: str, update: Any, arg: Any, update_id: str) -> W
             handle.start_update(update, arg, id=update_id, wait_for_stage=WorkflowUpdateStage.ACCEPTED),
             ACCEPT_SECONDS,
         )
-    except TimeoutError:
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         # Not accepted yet (no worker polling): Temporal still delivers it; a retry with the same key finds it.
         return None
     except (WorkflowUpdateFailedError, RPCError) as error:
         raise _temporal_error(error) from None
 
 
+# A validator's refusal comes back with the start of the Update: even `wait=0` looks at it this long.
+_REFUSAL_GRACE_SECONDS = 0.05
+
+
 async def _result(update: WorkflowUpdateHandle[Any] | None, seconds: float) -> tuple[bool, Any]:
     """The Update's result if it comes within `seconds`; (False, None) when the deadline passes first."""
-    if update is None or seconds <= 0:
+    if update is None:
         return False, None
     try:
-        return True, await asyncio.wait_for(update.result(), timeout=seconds)
-    except TimeoutError:
+        return True, await asyncio.wait_for(update.result(), timeout=max(seconds, _REFUSAL_GRACE_SECONDS))
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         return False, None
     except (WorkflowUpdateFailedError, RPCError) as error:
         raise _temporal_error(error) from None
@@ -579,14 +584,11 @@ async def operation_status(principal: Principal, run_id: str) -> dict[str, Any]:
         client, _, _ = await _client()
         description = await client.get_workflow_handle(run.id).describe()
         temporal["runId"] = description.run_id
-        if description.status == WorkflowExecutionStatus.RUNNING:
-            status = "running" if run.state in ("queued", "running") else "succeeded"
-            if run.state == "queued":
-                status = "queued"
-        elif description.status is not None:
-            status = _STATUS.get(description.status, status)
-            if run.state == "failed":
-                status = "failed"
+        # The row is the truth of the run; a workflow that ended abnormally (terminated, timed out,
+        # cancelled) while the row still says queued or running is what the operation reports.
+        closed = _STATUS.get(description.status) if description.status is not None else None
+        if run.state in ("queued", "running") and closed in ("failed", "cancelled"):
+            status = closed
     except (RPCError, OSError, TimeoutError, RuntimeError):
         pass  # no workflow (yet, or no longer), or Temporal out of reach: the row tells
     error = {"code": run.error_code, "message": run.error_message} if run.error_code else None

@@ -195,8 +195,8 @@ class EnhancementRunWorkflow:
         self.handled = 0
         self.initial_done = input.review_deadline is not None
         self.action_count = input.action_count
-        # Review-time actions accepted and not finished, by action identifier.
-        self.pending: list[str] = []
+        # Review-time actions accepted and not finished: update id -> action identifier.
+        self.reserved: dict[str, str] = {}
         # One change at a time once the run is reviewable: review-time actions and applies never interleave.
         self.lock = asyncio.Lock()
 
@@ -305,16 +305,17 @@ class EnhancementRunWorkflow:
     async def run_action(self, update: RunActionUpdate) -> str:
         """Perform one more action on the reviewable run; returns the run's state afterwards."""
         self.handled += 1
-        # Two Updates validated in one activation both pass the validator: the handler decides.
-        if update.action in self.pending or self.action_count >= MAX_ACTIONS_PER_RUN:
-            raise ApplicationError(self._refusal(update.action), type="invalid_action", non_retryable=True)
-        self.pending.append(update.action)
+        update_id = self._update_id(update)
+        if refusal := self._refusal(update.action, update_id):  # the validator's check, for a replay without it
+            raise ApplicationError(refusal, type="invalid_action", non_retryable=True)
+        self.reserved[update_id] = update.action
+        performed = False
         try:
             await workflow.wait_condition(lambda: self.initial_done)
             async with self.lock:
                 if reason := not_reviewable_reason(self.state, self.expired):
                     raise ApplicationError(reason, type="run_not_reviewable", non_retryable=True)
-                self.action_count += 1
+                performed = True
                 if workflow.patched(PATCH):
                     await self._set_state("running")
                     result = await self._perform(self._request(update.request_id, update))
@@ -340,7 +341,9 @@ class EnhancementRunWorkflow:
                     else:
                         await self._finish()
         finally:
-            self.pending.remove(update.action)
+            del self.reserved[update_id]
+            if performed:
+                self.action_count += 1
         return self.state
 
     @run_action.validator
@@ -349,15 +352,27 @@ class EnhancementRunWorkflow:
         # run is refused here (an Update can arrive before the workflow has seen its last activity result).
         if update.action not in ACTIONS:
             raise ApplicationError(f"unknown action {update.action!r}", type="invalid_action")
-        if update.action in self.pending or self.action_count >= MAX_ACTIONS_PER_RUN:
-            raise ApplicationError(self._refusal(update.action), type="invalid_action")
+        update_id = self._update_id(update)
+        if refusal := self._refusal(update.action, update_id):
+            raise ApplicationError(refusal, type="invalid_action")
         if self.expired or self.state in FINAL_STATES:
             raise ApplicationError(f"the run is {'expired' if self.expired else self.state}", type="run_not_reviewable")
+        # Reserved here, not only in the handler: the validators of Updates arriving in one activation run
+        # before any of their handlers. Replay runs no validators; the handler reserves the same entry then.
+        self.reserved[update_id] = update.action
 
-    def _refusal(self, action: str) -> str:
-        if action in self.pending:
+    def _update_id(self, update: RunActionUpdate) -> str:
+        info = workflow.current_update_info()
+        return info.id if info is not None else update.request_id
+
+    def _refusal(self, action: str, update_id: str) -> str | None:
+        """Why another review-time action cannot be accepted now (the create rules over the run's life)."""
+        others = [a for key, a in self.reserved.items() if key != update_id]
+        if action in others:
             return f"{action} is already pending on this run"
-        return f"a run takes at most {MAX_ACTIONS_PER_RUN} actions over its life"
+        if self.action_count + len(others) >= MAX_ACTIONS_PER_RUN:
+            return f"a run takes at most {MAX_ACTIONS_PER_RUN} actions over its life"
+        return None
 
     @workflow.update
     async def apply(self, update: ApplyUpdate) -> ApplyOutcome:

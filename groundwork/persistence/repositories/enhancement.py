@@ -266,6 +266,16 @@ async def get_run(workspace_id: str, run_id: str, *, for_update: bool = False) -
     return _run(row) if row else None
 
 
+async def lock_run_for_change(run_id: str) -> RunRow | None:
+    """Lock a run row against other changes of it, but not against rows that reference it (FOR NO KEY UPDATE).
+
+    Inserting a draft takes a KEY SHARE lock on its run; a FOR UPDATE taken after such inserts by two
+    concurrent actions of one run would deadlock, FOR NO KEY UPDATE does not.
+    """
+    row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1 FOR NO KEY UPDATE OF r", run_id)
+    return _run(row) if row else None
+
+
 async def get_run_by_id(run_id: str, *, for_update: bool = False) -> RunRow | None:
     """A run by id alone (for activities, which act for the workflow, not for a caller)."""
     lock = " FOR UPDATE OF r" if for_update else ""
