@@ -152,6 +152,55 @@ def run_bare_api(port: int) -> None:
     uvicorn.run(Litestar([bare]), host="127.0.0.1", port=port, proxy_headers=True, log_level="info")
 
 
+# --- CPU accounting ----------------------------------------------------------------------------
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+class CpuMeter:
+    """CPU seconds per component between two snapshots (PostgreSQL: the postmaster and its backends)."""
+
+    def __init__(self, groups: dict[str, list[int]], with_children: set[str]) -> None:
+        self.groups = groups
+        self.with_children = with_children
+
+    def snapshot(self) -> dict[str, float]:
+        totals = {}
+        for name, pids in self.groups.items():
+            members = list(pids)
+            if name in self.with_children:
+                members += [c for p in pids for c in _children(p)]
+            totals[name] = sum(_cpu_of(p) for p in members)
+        return totals
+
+
+def cpu_line(before: dict[str, float], after: dict[str, float], runs: float) -> str:
+    """CPU milliseconds per run of each component that used any."""
+    parts = [f"{name} {(after[name] - before[name]) * 1000 / runs:.0f}" for name in after if after[name] > before[name]]
+    return ", ".join(parts)
+
+
 # --- load generation -------------------------------------------------------------------------
 
 
@@ -195,8 +244,8 @@ async def requests_per_second(port: int, path: str, key: str | None, connections
     return done / (time.perf_counter() - started)
 
 
-async def closed_loop(concurrency: int, seconds: float, one: Any) -> float:
-    """`concurrency` clients each calling `one()` back to back for `seconds` (after 2 s of warm-up); calls/s."""
+async def closed_loop(concurrency: int, seconds: float, one: Any, meter: CpuMeter | None = None) -> tuple[float, str]:
+    """`concurrency` clients calling `one()` back to back for `seconds` (after 2 s of warm-up); calls/s, CPU/call."""
     counting = False
     done = 0
     stop_at = time.perf_counter() + 2.0 + seconds
@@ -211,12 +260,15 @@ async def closed_loop(concurrency: int, seconds: float, one: Any) -> float:
     tasks = [asyncio.create_task(client()) for _ in range(concurrency)]
     await asyncio.sleep(2.0)
     counting = True
+    before = meter.snapshot() if meter else {}
     started = time.perf_counter()
     await asyncio.sleep(seconds)
     counting = False
     elapsed = time.perf_counter() - started
+    after = meter.snapshot() if meter else {}
+    calls = done
     await asyncio.gather(*tasks)
-    return done / elapsed
+    return calls / elapsed, cpu_line(before, after, max(calls, 1)) if meter else ""
 
 
 # --- Groundwork ------------------------------------------------------------------------------
@@ -301,7 +353,15 @@ async def wait_http(url: str) -> None:
     raise RuntimeError(f"{url} never answered")
 
 
-async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) -> None:
+async def bench(
+    dsn: str,
+    temporal_address: str,
+    data_dir: Path,
+    quick: bool,
+    servers: dict[str, int],
+    profile: Path | None,
+    parts: set[str],
+) -> None:
     from temporalio.client import Client
     from temporalio.contrib.pydantic import pydantic_data_converter
 
@@ -340,6 +400,26 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
         await wait_http(f"http://127.0.0.1:{bare_port}/bare")
         await asyncio.sleep(3)  # the worker's index follower indexes the demo corpus
         stack = Stack(f"http://127.0.0.1:{api_port}", api_port, key, items)
+        pids = {name: p.pid for name, p in zip(("worker", "api", "bare worker", "bare api"), spawned, strict=True)}
+        # Each spawned command is a Python process (uvicorn serves in the same process with one worker).
+        ours_meter = CpuMeter(
+            {
+                "api": [pids["api"]],
+                "worker": [pids["worker"]],
+                "temporal": [servers["temporal"]],
+                "postgres": [servers["postgres"]],
+                "bench client": [os.getpid()],
+            },
+            with_children={"postgres", "api"},
+        )
+        floor_meter = CpuMeter(
+            {
+                "bare worker": [pids["bare worker"]],
+                "temporal": [servers["temporal"]],
+                "bench client": [os.getpid()],
+            },
+            with_children=set(),
+        )
         client = await Client.connect(temporal_address, data_converter=pydantic_data_converter)
         print(
             f"## Enhancement runs ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -354,100 +434,139 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
                 60,
             )
 
-        floor: dict[str, float] = {}
-        for n in (1, 8):
-            timings = []
-            for i in range(samples + 5):
-                started = time.perf_counter()
-                await bare_run(n)
-                if i >= 5:
-                    timings.append(time.perf_counter() - started)
-            floor[f"latency {n}"] = p50(timings)
-        handle = await client.start_workflow(
-            "BareUpdateWorkflow", id=f"bare-upd-{uuid.uuid4().hex}", task_queue=BARE_QUEUE
-        )
-        for name in ("with_activity", "empty"):
-            timings = []
-            for i in range(samples + 5):
-                started = time.perf_counter()
-                await handle.execute_update(name, i, result_type=int)
-                if i >= 5:
-                    timings.append(time.perf_counter() - started)
-            floor[f"update {name}"] = p50(timings)
-        await handle.signal("stop")
+        if "latency" in parts:
+            floor: dict[str, float] = {}
+            for n in (1, 8):
+                timings = []
+                for i in range(samples + 5):
+                    started = time.perf_counter()
+                    await bare_run(n)
+                    if i >= 5:
+                        timings.append(time.perf_counter() - started)
+                floor[f"latency {n}"] = p50(timings)
+            handle = await client.start_workflow(
+                "BareUpdateWorkflow", id=f"bare-upd-{uuid.uuid4().hex}", task_queue=BARE_QUEUE
+            )
+            for name in ("with_activity", "empty"):
+                timings = []
+                for i in range(samples + 5):
+                    started = time.perf_counter()
+                    await handle.execute_update(name, i, result_type=int)
+                    if i >= 5:
+                        timings.append(time.perf_counter() - started)
+                floor[f"update {name}"] = p50(timings)
+            await handle.signal("stop")
 
         async with httpx.AsyncClient(base_url=stack.api, timeout=120) as http:
-            gw: dict[str, float] = {}
-            for n, actions in ((1, ["requirements"]), (8, ACTIONS_ALL)):
-                timings = await create_latencies(http, stack, actions, samples)
-                gw[f"latency {n}"] = p50(timings)
-                gw[f"latency {n} p99"] = p99(timings)
-            apply = await apply_latencies(http, stack, samples)
-            gw["apply"], gw["apply p99"] = p50(apply), p99(apply)
+            if "latency" in parts:
+                gw: dict[str, float] = {}
+                for n, actions in ((1, ["requirements"]), (8, ACTIONS_ALL)):
+                    timings = await create_latencies(http, stack, actions, samples)
+                    gw[f"latency {n}"] = p50(timings)
+                    gw[f"latency {n} p99"] = p99(timings)
+                apply = await apply_latencies(http, stack, samples)
+                gw["apply"], gw["apply p99"] = p50(apply), p99(apply)
 
-            print("| unloaded, p50 | Groundwork | floor | ratio | target |")
-            print("|---|---:|---:|---:|---|")
-            print(
-                f"| create → ready, 1 action | {gw['latency 1']:.0f} ms (p99 {gw['latency 1 p99']:.0f}) "
-                f"| {floor['latency 1']:.0f} ms (1 no-op activity) | {gw['latency 1'] / floor['latency 1']:.2f}x | |"
-            )
-            print(
-                f"| create → ready, 8 actions | {gw['latency 8']:.0f} ms (p99 {gw['latency 8 p99']:.0f}) "
-                f"| {floor['latency 8']:.0f} ms (8 parallel no-op activities) "
-                f"| {gw['latency 8'] / floor['latency 8']:.2f}x | ≤ 1.5x |"
-            )
-            print(f"| 8 actions ÷ 1 action | {gw['latency 8'] / gw['latency 1']:.2f}x | | | ≤ 1.3x |")
-            print(
-                f"| apply one draft | {gw['apply']:.0f} ms (p99 {gw['apply p99']:.0f}) "
-                f"| {floor['update with_activity']:.0f} ms (Update running 1 no-op activity); "
-                f"{floor['update empty']:.0f} ms (empty Update) "
-                f"| {gw['apply'] / floor['update with_activity']:.2f}x / {gw['apply'] / floor['update empty']:.2f}x "
-                f"| ≤ 2x |"
-            )
-            print(flush=True)
+                print("| unloaded, p50 | Groundwork | floor | ratio | target |")
+                print("|---|---:|---:|---:|---|")
+                print(
+                    f"| create → ready, 1 action | {gw['latency 1']:.0f} ms (p99 {gw['latency 1 p99']:.0f}) "
+                    f"| {floor['latency 1']:.0f} ms (1 no-op activity) "
+                    f"| {gw['latency 1'] / floor['latency 1']:.2f}x | |"
+                )
+                print(
+                    f"| create → ready, 8 actions | {gw['latency 8']:.0f} ms (p99 {gw['latency 8 p99']:.0f}) "
+                    f"| {floor['latency 8']:.0f} ms (8 parallel no-op activities) "
+                    f"| {gw['latency 8'] / floor['latency 8']:.2f}x | ≤ 1.5x |"
+                )
+                print(f"| 8 actions ÷ 1 action | {gw['latency 8'] / gw['latency 1']:.2f}x | | | ≤ 1.3x |")
+                print(
+                    f"| apply one draft | {gw['apply']:.0f} ms (p99 {gw['apply p99']:.0f}) "
+                    f"| {floor['update with_activity']:.0f} ms (Update running 1 no-op activity); "
+                    f"{floor['update empty']:.0f} ms (empty Update) "
+                    f"| {gw['apply'] / floor['update with_activity']:.2f}x "
+                    f"/ {gw['apply'] / floor['update empty']:.2f}x "
+                    f"| ≤ 2x |"
+                )
+                print(flush=True)
 
-            print("| throughput | Groundwork runs/s | floor workflows/s | ratio | target |")
-            print("|---|---:|---:|---:|---|")
-            for n, actions in ((1, ["requirements"]), (8, ACTIONS_ALL)):
-                for concurrency in (20, 50):
-                    counter = iter(range(10**9))
+            if "throughput" in parts:
+                print("| throughput | Groundwork runs/s | floor workflows/s | ratio | target |")
+                print("|---|---:|---:|---:|---|")
+                cpu_notes = []
+                for n, actions in ((1, ["requirements"]), (8, ACTIONS_ALL)):
+                    for concurrency in (20, 50):
+                        counter = iter(range(10**9))
 
-                    async def one_run(actions: list[str] = actions, counter: Any = counter) -> None:
-                        await create_run(http, stack, stack.items[next(counter) % len(stack.items)]["id"], actions)
+                        async def one_run(actions: list[str] = actions, counter: Any = counter) -> None:
+                            await create_run(http, stack, stack.items[next(counter) % len(stack.items)]["id"], actions)
 
-                    ours = await closed_loop(concurrency, window, one_run)
-                    theirs = await closed_loop(concurrency, window, lambda n=n: bare_run(n))
-                    print(
-                        f"| {n} action(s), {concurrency} clients | {ours:.1f} | {theirs:.1f} "
-                        f"({n} no-op activit{'y' if n == 1 else 'ies'}) | {ours / theirs:.2f}x | ≥ 0.6x |",
-                        flush=True,
-                    )
-            print()
+                        spies = []
+                        if profile is not None:  # py-spy (if installed) samples the worker and the API meanwhile
+                            for name in ("worker", "api"):
+                                out = profile / f"{name}-{n}-actions-{concurrency}.txt"
+                                spies.append(
+                                    subprocess.Popen(
+                                        [
+                                            *("py-spy", "record", "-p", str(pids[name]), "-d", str(int(window) + 2)),
+                                            *("-f", "raw", "-o", str(out), "-r", "200"),
+                                        ],
+                                        stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL,
+                                    )
+                                )
+                        ours, ours_cpu = await closed_loop(concurrency, window, one_run, ours_meter)
+                        for spy in spies:
+                            spy.wait(60)
+                        theirs, their_cpu = await closed_loop(concurrency, window, lambda n=n: bare_run(n), floor_meter)
+                        print(
+                            f"| {n} action(s), {concurrency} clients | {ours:.1f} | {theirs:.1f} "
+                            f"({n} no-op activit{'y' if n == 1 else 'ies'}) | {ours / theirs:.2f}x | ≥ 0.6x |",
+                            flush=True,
+                        )
+                        cpu_notes.append(
+                            f"- {n} action(s), {concurrency} clients, CPU ms per run: Groundwork {ours_cpu}; "
+                            f"floor {their_cpu}"
+                        )
+                print("\n" + "\n".join(cpu_notes) + "\n", flush=True)
 
-            big = await create_run(http, stack, stack.items[1]["id"], ACTIONS_ALL)
-            small = await create_run(http, stack, stack.items[2]["id"], ["requirements"])
-            bare_rps = await requests_per_second(bare_port, "/bare", None, 16, window)
-            ours_big = await requests_per_second(
-                api_port, f"/api/v1/work-item-enhancements/{big['id']}", key, 16, window
-            )
-            ours_small = await requests_per_second(
-                api_port, f"/api/v1/work-item-enhancements/{small['id']}", key, 16, window
-            )
-            size_big = len(
-                (
-                    await http.get(
-                        f"/api/v1/work-item-enhancements/{big['id']}", headers={"Authorization": f"Bearer {key}"}
-                    )
-                ).content
-            )
-            print("| GET, 16 keep-alive connections | requests/s | ratio to bare | target |")
-            print("|---|---:|---:|---|")
-            print(f"| bare Litestar endpoint (floor) | {bare_rps:.0f} | 1.00x | |")
-            print(
-                f"| GET a run, 8 actions ({len(big['drafts'])} drafts, {len(big['artifacts'])} artifacts, "
-                f"{size_big / 1024:.0f} KiB) | {ours_big:.0f} | {ours_big / bare_rps:.2f}x | ≥ 0.5x |"
-            )
-            print(f"| GET a run, 1 action | {ours_small:.0f} | {ours_small / bare_rps:.2f}x | ≥ 0.5x |")
+            if "get" in parts:
+                big = await create_run(http, stack, stack.items[1]["id"], ACTIONS_ALL)
+                small = await create_run(http, stack, stack.items[2]["id"], ["requirements"])
+                get_meter = CpuMeter(
+                    {"bare api": [pids["bare api"]], "api": [pids["api"]], "postgres": [servers["postgres"]]},
+                    with_children={"postgres", "api"},
+                )
+                cpu_before = get_meter.snapshot()
+                bare_rps = await requests_per_second(bare_port, "/bare", None, 16, window)
+                cpu_bare = get_meter.snapshot()
+                ours_big = await requests_per_second(
+                    api_port, f"/api/v1/work-item-enhancements/{big['id']}", key, 16, window
+                )
+                cpu_big = get_meter.snapshot()
+                ours_small = await requests_per_second(
+                    api_port, f"/api/v1/work-item-enhancements/{small['id']}", key, 16, window
+                )
+                size_big = len(
+                    (
+                        await http.get(
+                            f"/api/v1/work-item-enhancements/{big['id']}", headers={"Authorization": f"Bearer {key}"}
+                        )
+                    ).content
+                )
+                print("| GET, 16 keep-alive connections | requests/s | ratio to bare | target |")
+                print("|---|---:|---:|---|")
+                print(f"| bare Litestar endpoint (floor) | {bare_rps:.0f} | 1.00x | |")
+                print(
+                    f"| GET a run, 8 actions ({len(big['drafts'])} drafts, {len(big['artifacts'])} artifacts, "
+                    f"{size_big / 1024:.0f} KiB) | {ours_big:.0f} | {ours_big / bare_rps:.2f}x | ≥ 0.5x |"
+                )
+                print(f"| GET a run, 1 action | {ours_small:.0f} | {ours_small / bare_rps:.2f}x | ≥ 0.5x |")
+                per = (window + 1.0) / 1000  # the warm-up second runs too; CPU per request in µs below
+                print(
+                    f"\n- CPU per request (µs): bare {cpu_line(cpu_before, cpu_bare, bare_rps * per)}; "
+                    f"GET a run, 8 actions {cpu_line(cpu_bare, cpu_big, ours_big * per)}"
+                )
             print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         for process in spawned:
@@ -463,6 +582,8 @@ def main() -> None:
     """Start the embedded stack in a temporary directory, run the bench, stop everything."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples, shorter windows")
+    parser.add_argument("--profile", type=Path, help="write py-spy profiles of worker and API to this directory")
+    parser.add_argument("--only", choices=("latency", "throughput", "get"), help="run one part only")
     parser.add_argument("--bare-worker", metavar="ADDRESS", help=argparse.SUPPRESS)
     parser.add_argument("--bare-api", metavar="PORT", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -482,7 +603,10 @@ def main() -> None:
         temporal.start()
         try:
             temporal.wait_ready(60)
-            asyncio.run(bench(postgres.dsn, temporal.address, data_dir, args.quick))
+            assert temporal.process is not None and postgres.pid is not None
+            servers = {"temporal": temporal.process.pid, "postgres": postgres.pid}
+            parts = {args.only} if args.only else {"latency", "throughput", "get"}
+            asyncio.run(bench(postgres.dsn, temporal.address, data_dir, args.quick, servers, args.profile, parts))
         finally:
             temporal.stop()
             postgres.stop()

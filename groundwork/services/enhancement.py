@@ -212,14 +212,19 @@ async def _views(runs_: list[runs.RunRow], rights: dict[str, CallerRights]) -> l
 
 
 async def load_run(principal: Principal, run_id: str) -> RunView:
-    """A run the caller can see, with its actions, drafts and artifacts."""
-    run, permissions = await _visible_run(principal, run_id)
-    return (await _views([run], {run.project_id: _rights(principal, "work_items:write" in permissions)}))[0]
+    """A run the caller can see, with its actions, drafts and artifacts (two round trips)."""
+    found = await runs.get_run_with_contents(principal.workspace_id, run_id)
+    if found is None:
+        raise NotFound("No such enhancement run.")
+    run, actions, drafts, artifacts = found
+    permissions = await tenancy.project_permissions(principal, run.project_id)
+    if not permissions or "project:read" not in permissions:
+        raise NotFound("No such enhancement run.")
+    return _view(run, actions, drafts, artifacts, _rights(principal, "work_items:write" in permissions))
 
 
 async def _reload(principal: Principal, run: runs.RunRow) -> RunView:
-    fresh, permissions = await _visible_run(principal, run.id)
-    return (await _views([fresh], {fresh.project_id: _rights(principal, "work_items:write" in permissions)}))[0]
+    return await load_run(principal, run.id)
 
 
 async def _wait_for_finish(run_id: str, seconds: float) -> runs.RunRow:
@@ -360,16 +365,31 @@ async def _start_update(run_id: str, update: Any, arg: Any, update_id: str) -> W
     """Send an Update and wait until the run's workflow accepts it; None when that takes too long."""
     client, _, _ = await _client()
     handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(run_id)
+    sending = asyncio.ensure_future(
+        handle.start_update(update, arg, id=update_id, wait_for_stage=WorkflowUpdateStage.ACCEPTED)
+    )
     try:
-        return await asyncio.wait_for(
-            handle.start_update(update, arg, id=update_id, wait_for_stage=WorkflowUpdateStage.ACCEPTED),
-            ACCEPT_SECONDS,
-        )
-    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-        # Not accepted yet (no worker polling): Temporal still delivers it; a retry with the same key finds it.
+        # Shielded: cancelling the call before the run accepts the Update would withdraw it from Temporal.
+        return await asyncio.wait_for(asyncio.shield(sending), ACCEPT_SECONDS)
+    except TimeoutError:
+        # Not accepted yet (the worker is busy or absent): the request answers 202, the call carries on here.
+        _in_flight.add(sending)
+        sending.add_done_callback(_settled_in_background)
+        return None
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
         return None
     except (WorkflowUpdateFailedError, RPCError) as error:
         raise _temporal_error(error) from None
+
+
+# Updates still being delivered after their request answered 202 (kept referenced until they settle).
+_in_flight: set[asyncio.Future[Any]] = set()
+
+
+def _settled_in_background(sending: asyncio.Future[Any]) -> None:
+    _in_flight.discard(sending)
+    if not sending.cancelled() and sending.exception() is not None:
+        log.warning("an Update answered 202 was not accepted: %s", sending.exception())
 
 
 # A validator's refusal comes back with the start of the Update: even `wait=0` looks at it this long.

@@ -183,7 +183,11 @@ def failure_of(error: ActivityError) -> tuple[str, str]:
     return code, str(cause.message if isinstance(cause, ApplicationError) else error)
 
 
-@workflow.defn(name="EnhancementRunWorkflow")
+# Outside the sandbox: the sandbox re-executes this module (a dozen dataclasses) for every run, which cost
+# the worker more CPU per run than the run's own activities. The workflow stays deterministic by
+# construction (workflow.now, patched, activities by name; it imports only pure domain modules), and the
+# replay tests run its histories, old and new, through `Replayer`.
+@workflow.defn(name="EnhancementRunWorkflow", sandboxed=False)
 class EnhancementRunWorkflow:
     """Runs the requested actions, then serves review-time actions and applies until the window ends."""
 
@@ -247,7 +251,7 @@ class EnhancementRunWorkflow:
 
     async def _initial_actions(self) -> bool:
         """Prepare once, then every requested action concurrently; False when the run failed."""
-        await self._set_state("running")
+        self._set_transient("running")
         try:
             prepared: PreparedRun = await workflow.execute_local_activity(
                 "enhancement_prepare_run",
@@ -317,7 +321,7 @@ class EnhancementRunWorkflow:
                     raise ApplicationError(reason, type="run_not_reviewable", non_retryable=True)
                 performed = True
                 if workflow.patched(PATCH):
-                    await self._set_state("running")
+                    self._set_transient("running")
                     result = await self._perform(self._request(update.request_id, update))
                     if isinstance(result, RunFailure):
                         result.fail_run = False
@@ -452,8 +456,13 @@ class EnhancementRunWorkflow:
         self.state = state
         workflow.upsert_search_attributes([STATE.value_set(state)])
 
+    def _set_transient(self, state: str) -> None:
+        # `GroundworkState` records settled states only: each upsert is a visibility write, and `running`
+        # lasts a fraction of a second (the run resource and its operation show it).
+        self.state = state
 
-@workflow.defn(name="ApplyDraftsWorkflow")
+
+@workflow.defn(name="ApplyDraftsWorkflow", sandboxed=False)
 class ApplyDraftsWorkflow:
     """One confirmed apply of a run recorded before the patch: a single activity, a single transaction."""
 

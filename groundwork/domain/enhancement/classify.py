@@ -20,6 +20,7 @@ decisive, the section it came from (the work item field, or the document heading
 
 from __future__ import annotations
 
+import functools
 import re
 
 CLASSES = ("requirement", "constraint", "risk", "decision", "dependency", "context", "question")
@@ -202,8 +203,9 @@ def is_instruction(text: str) -> bool:
     return second in _DETERMINERS or not _MODAL.search(text)
 
 
+@functools.lru_cache(maxsize=65536)
 def classify(sentence: str, section: str | None = None) -> str:
-    """The class of an evidence sentence (one of `CLASSES`), given the section it came from."""
+    """The class of an evidence sentence (one of `CLASSES`), given the section it came from (memoised: pure)."""
     text = sentence.strip().strip("*_ ")
     for pattern, label in _LABELS:
         if pattern.search(text):

@@ -10,6 +10,7 @@ Same context in, same drafts out.
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 from collections.abc import Callable
@@ -138,6 +139,12 @@ def _heading_like(sentence: str, leads_more: bool) -> bool:
 
 def sectioned_sentences(text: str, section: str | None = None) -> list[tuple[str, str | None]]:
     """Markdown text as clean sentences, each with the heading it sits under (headings themselves are not sentences)."""
+    return list(_sectioned_sentences(text, section))
+
+
+# The actions of a run read the same evidence: split it once per process (a pure function of its text).
+@functools.lru_cache(maxsize=4096)
+def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str | None], ...]:
     units: list[tuple[str, str | None]] = []
     current = section
     open_unit = False
@@ -173,7 +180,7 @@ def sectioned_sentences(text: str, section: str | None = None) -> list[tuple[str
                 continue
             if len(part) >= 12:
                 result.append((part if part[-1] in ".!?:" else part + ".", inline))
-    return result
+    return tuple(result)
 
 
 def sentences(text: str) -> list[str]:
@@ -181,13 +188,18 @@ def sentences(text: str) -> list[str]:
     return [sentence for sentence, _ in sectioned_sentences(text)]
 
 
-def terms(text: str) -> set[str]:
+def terms(text: str) -> frozenset[str]:
     """Content words of a text as crude stems: lowercase, no stopwords, the first 4 characters.
 
     Four characters are enough to match "route"/"routing" or "push"/"pushes" without a language model;
     relevance still needs two shared stems (or a constraint or risk sharing one), so the crudeness rarely misleads.
     """
-    return {w[:4] for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS}
+    return _terms(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(w[:4] for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS)
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,55 @@ async def run_contents(
     return actions, drafts, artifacts
 
 
+def _when(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value is not None else None
+
+
+def _action_of(item: dict[str, Any]) -> RunActionRow:
+    return RunActionRow(
+        **{**item, "created_at": _when(item["created_at"]), "completed_at": _when(item["completed_at"])}
+    )
+
+
+def _draft_of(item: dict[str, Any]) -> DraftRow:
+    values = {name: item[name] for name in DraftRow.__dataclass_fields__}
+    values["applied_at"], values["created_at"] = _when(item["applied_at"]), _when(item["created_at"])
+    return DraftRow(**values)
+
+
+def _artifact_of(item: dict[str, Any]) -> ArtifactRow:
+    values = {name: item[name] for name in ArtifactRow.__dataclass_fields__}
+    values["created_at"] = _when(item["created_at"])
+    return ArtifactRow(**values)
+
+
+async def get_run_with_contents(
+    workspace_id: str, run_id: str
+) -> tuple[RunRow, list[RunActionRow], list[DraftRow], list[ArtifactRow]] | None:
+    """A run of the workspace with its actions (in order), drafts and artifacts (newest first): one round trip."""
+    row = await db.fetchrow(
+        """SELECT r.*, w.key AS target_key, w.title AS target_title, w.version AS target_version,
+            (SELECT coalesce(json_agg(a ORDER BY a.id), '[]') FROM enhancement_run_actions a
+             WHERE a.run_id = r.id)::text AS actions_json,
+            (SELECT coalesce(json_agg(d ORDER BY d.id DESC), '[]') FROM enhancement_drafts d
+             WHERE d.run_id = r.id)::text AS drafts_json,
+            (SELECT coalesce(json_agg(t ORDER BY t.id DESC), '[]') FROM enhancement_artifacts t
+             WHERE t.run_id = r.id)::text AS artifacts_json
+        FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id
+        WHERE r.id = $1 AND r.workspace_id = $2""",
+        run_id,
+        workspace_id,
+    )
+    if row is None:
+        return None
+    return (
+        _run(row),
+        [_action_of(a) for a in json.loads(row["actions_json"])],
+        [_draft_of(d) for d in json.loads(row["drafts_json"])],
+        [_artifact_of(t) for t in json.loads(row["artifacts_json"])],
+    )
+
+
 async def pending_actions(run_id: str) -> list[RunActionRow]:
     """The action requests of a run not yet completed or failed."""
     rows = await db.fetch(
