@@ -11,4 +11,6 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
     "GroundworkEndpoint": "Keyword",
     "GroundworkEventType": "Keyword",
     "GroundworkDeliveryStatus": "Keyword",
+    # The subject (project) a context contribution is about.
+    "GroundworkSubject": "Keyword",
 }

@@ -8,7 +8,7 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from groundwork.domain.errors import InsufficientScope, Unauthenticated
+from groundwork.domain.errors import InsufficientScope, NotFound, Unauthenticated
 from groundwork.domain.principals import Principal
 from groundwork.services import api_keys
 
@@ -51,6 +51,9 @@ class AuthMiddleware(ASGIMiddleware):
             return
         key = bearer_key(scope)
         principal: Principal | None = await api_keys.resolve_key(key) if key else None
+        if handler_opt.get("internal") and (principal is None or principal.kind != "provider"):
+            # The internal API exists only for provider credentials: to anyone else it is not there.
+            raise NotFound("No such resource.")
         if principal is None and not (optional and key is None):
             raise Unauthenticated(
                 "Send a valid API key as `Authorization: Bearer <key>`."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from groundwork.demo import catalog
+from groundwork.demo.context import seed_demo_context
 from groundwork.demo.corpus import seed_demo_corpus
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy, work_items
@@ -53,5 +54,7 @@ async def seed_demo(dsn: str) -> str:
         await seed_demo_data()
         # PostgreSQL only: the worker's index follower indexes the documents within seconds of starting.
         await seed_demo_corpus()
+        # The built-in providers and a demo financial provider contribute once (a repeat changes nothing).
+        await seed_demo_context()
         issued = await api_keys.issue_key(catalog.WORKSPACE_SLUG, "admin", None, admin=True)
     return issued.key

@@ -7,14 +7,14 @@ holds the index writer (the worker, or the CLI when no worker runs) can bring it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.corpus_index import CorpusIndex, GenerationWriter, IndexBusy, IndexedPassage, corpus_index
+from groundwork.search.corpus_index import CorpusGenerationWriter, CorpusIndex, IndexedPassage, corpus_index
+from groundwork.services.index_following import follow
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ def _indexed(row: dict[str, Any]) -> IndexedPassage:
         version_id=row["source_version_id"],
         segmenter_id=row["segmenter_id"],
         kind=row["kind"],
+        classification=row["classification"],
     )
 
 
@@ -55,7 +56,7 @@ async def rebuild_index(index: CorpusIndex, progress: Callable[[int], None] | No
 
 
 def _replace_units(
-    writer: GenerationWriter,
+    writer: CorpusGenerationWriter,
     units: list[tuple[str, str]],
     passages: dict[tuple[str, str], list[IndexedPassage]],
 ) -> None:
@@ -63,7 +64,7 @@ def _replace_units(
         writer.replace_unit(version_id, segmenter_id, passages.get((version_id, segmenter_id), []))
 
 
-async def _apply_change_set(writer: GenerationWriter, changes: list[dict[str, str]]) -> None:
+async def _apply_change_set(writer: CorpusGenerationWriter, changes: list[dict[str, str]]) -> None:
     """Apply one change set's operations in order, loading added passages a bounded chunk at a time."""
     pending: list[tuple[str, str]] = []
 
@@ -109,12 +110,4 @@ async def catch_up_index(index: CorpusIndex) -> int:
 async def follow_index_changes(stop: asyncio.Event, interval_seconds: float = 2.0) -> None:
     """Keep this process's index replica up to date until `stop` (the worker runs it beside polling)."""
     index = corpus_index()
-    while not stop.is_set():
-        try:
-            await catch_up_index(index)
-        except IndexBusy:
-            log.warning("corpus index is held by another process; retrying")
-        except Exception:  # the next round retries; never let the follower die silently
-            log.exception("corpus index catch-up failed")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval_seconds)
+    await follow(stop, lambda: catch_up_index(index), "corpus", interval_seconds)

@@ -70,11 +70,13 @@ def build_mcp_server() -> MCPServer:
         }
 
     # Each service registers its tools from its own module (imported here: they import `caller` from this one).
+    from groundwork.api.mcp.context_engine import register_context_engine_tools
     from groundwork.api.mcp.context_search import register_context_search_tools
     from groundwork.api.mcp.enhancement import register_enhancement_tools
     from groundwork.api.mcp.work_items import register_work_item_tools
 
     register_work_item_tools(mcp)
     register_context_search_tools(mcp)
+    register_context_engine_tools(mcp)
     register_enhancement_tools(mcp)
     return mcp

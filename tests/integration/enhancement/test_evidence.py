@@ -27,7 +27,7 @@ async def test_drafts_cite_corpus_passages_of_the_project(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
     key = await workspace.key("owner", admin=True)
-    await contribute(client, workspace, key, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    await contribute(client, workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
     run = (await create_run(client, workspace, key, work_item["id"], ["requirements", "risk_check"])).json()["data"]
     requirements = next(d for d in run["drafts"] if d["field"] == "requirements")
     passages = [r for r in requirements["evidenceRefs"] if r["kind"] == "passage"]
@@ -43,7 +43,7 @@ async def test_a_requester_without_context_read_gets_no_corpus_evidence(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
     admin = await workspace.key("owner", admin=True)
-    await contribute(client, workspace, admin, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    await contribute(client, workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
     guest = await workspace.key("guest", memberships={"ALPHA": "guest"})
     run = (await create_run(client, workspace, guest, work_item["id"], ["requirements"])).json()["data"]
     assert run["state"] == "ready_for_review"
