@@ -11,7 +11,11 @@ from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
 from tests.conftest import Workspace, idem
 
-CONTEXT_EVENTS = ("context_engine.contribution_persisted", "context_engine.merge_decided", "context_engine.entry_superseded")
+CONTEXT_EVENTS = (
+    "context_engine.contribution_persisted",
+    "context_engine.merge_decided",
+    "context_engine.entry_superseded",
+)
 
 
 def days_ago(days: float) -> str:
@@ -44,10 +48,18 @@ async def register(
 
 
 def evidence(
-    capability: str = "risks", ref: str = "ext-1", kind: str = "external", cls: str = "general", as_of: str | None = None
+    capability: str = "risks",
+    ref: str = "ext-1",
+    kind: str = "external",
+    cls: str = "general",
+    as_of: str | None = None,
 ) -> dict[str, Any]:
     """One evidence reference of a contribution body."""
-    return {"capability": capability, "reference": {"kind": kind, "id": ref, "class": cls}, "as_of": as_of or days_ago(1)}
+    return {
+        "capability": capability,
+        "reference": {"kind": kind, "id": ref, "class": cls},
+        "as_of": as_of or days_ago(1),
+    }
 
 
 def body(
@@ -87,9 +99,13 @@ async def contribute(
     return response.json()["data"]
 
 
-async def get(client: httpx.AsyncClient, workspace: Workspace, key: str, path: str, expect: int = 200, **params: Any) -> Any:
+async def get(
+    client: httpx.AsyncClient, workspace: Workspace, key: str, path: str, expect: int = 200, **params: Any
+) -> Any:
     """GET a context engine path and return the JSON answer."""
-    response = await client.get(path, params={k: v for k, v in params.items() if v is not None}, headers=workspace.headers(key))
+    response = await client.get(
+        path, params={k: v for k, v in params.items() if v is not None}, headers=workspace.headers(key)
+    )
     assert response.status_code == expect, response.text
     return response.json()
 

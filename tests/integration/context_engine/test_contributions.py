@@ -19,6 +19,11 @@ from tests.integration.context_engine.helpers import (
     register,
 )
 
+COUNTS = (
+    "SELECT (SELECT count(*) FROM context_entries WHERE workspace_id = $1) AS entries,"
+    " (SELECT count(*) FROM context_evidence x JOIN context_entries e ON e.id = x.entry_id"
+    "  WHERE e.workspace_id = $1) AS evidence"
+)
 PAYLOAD_KEYS = {"subject_id", "related_entry_id", "evolution_kind", "occurred_at"}
 
 
@@ -39,7 +44,9 @@ async def test_a_new_contribution_is_persisted_then_created_with_exactly_its_two
 ) -> None:
     provider = await register(client, workspace, "risk-radar")
     data = await contribute(
-        client, workspace, body(provider, workspace.projects["ALPHA"], "Vendor lock-in", "The PSP contract renews yearly.")
+        client,
+        workspace,
+        body(provider, workspace.projects["ALPHA"], "Vendor lock-in", "The PSP contract renews yearly."),
     )
     assert data["state"] == "applied" and data["decision"] == "created"
     assert data["id"].startswith(f"ctxc_{provider['id']}_") and data["entryId"].startswith("pkg_")
@@ -68,7 +75,7 @@ async def test_the_same_normalised_term_and_type_merges_its_evidence_into_the_en
     second = await contribute(
         client,
         workspace,
-        body(second_provider, project, "  VENDOR lock‑in! ", "Another view.", items=[evidence(ref="audit-7")]),
+        body(second_provider, project, "  VENDOR lock\u2011in! ", "Another view.", items=[evidence(ref="audit-7")]),
     )
     assert second["decision"] == "merged" and second["entryId"] == first["entryId"]
     assert _shape(await context_events(workspace))[2:] == [
@@ -94,8 +101,14 @@ async def test_a_named_successor_supersedes_the_entry_which_leaves_lists_search_
     new = await contribute(
         client,
         workspace,
-        body(provider, project, "Quokka rollout", "Quokka rollout slips a month.", items=[evidence(ref="ext-2")],
-             supersedes=old["entryId"]),
+        body(
+            provider,
+            project,
+            "Quokka rollout",
+            "Quokka rollout slips a month.",
+            items=[evidence(ref="ext-2")],
+            supersedes=old["entryId"],
+        ),
     )
     assert new["decision"] == "superseded" and new["relatedEntryId"] == old["entryId"]
     assert _shape(await context_events(workspace))[2:] == [
@@ -113,9 +126,11 @@ async def test_a_named_successor_supersedes_the_entry_which_leaves_lists_search_
     assert successor["supersedes"] == old["entryId"] and successor["status"] == "ready"
     listed = (await get(client, workspace, key, "/api/v1/context-engine/packages", project_id=project))["data"]
     assert [p["id"] for p in listed] == [new["entryId"]]
-    history = await get(client, workspace, key, "/api/v1/context-engine/packages", project_id=project, status="superseded")
+    history = await get(
+        client, workspace, key, "/api/v1/context-engine/packages", project_id=project, status="superseded"
+    )
     assert [p["id"] for p in history["data"]] == [old["entryId"]]
-    found = (await get(client, workspace, key, "/api/v1/context-engine/search", query="quokka", project_id=project))
+    found = await get(client, workspace, key, "/api/v1/context-engine/search", query="quokka", project_id=project)
     assert [n["package"]["id"] for n in found["data"]["nodes"]] == [new["entryId"]] and found["data"]["totalCount"] == 1
     answer = (
         await client.post(
@@ -161,8 +176,14 @@ async def test_the_same_term_with_another_type_is_kept_separate_and_related(
     blocker = await contribute(
         client,
         workspace,
-        body(provider, project, "Card vault", "Export is blocked by the vendor.", "blocker",
-             items=[evidence("blockers", "ticket-9")]),
+        body(
+            provider,
+            project,
+            "Card vault",
+            "Export is blocked by the vendor.",
+            "blocker",
+            items=[evidence("blockers", "ticket-9")],
+        ),
     )
     assert blocker["decision"] == "kept_separate" and blocker["relatedEntryId"] == risk["entryId"]
     assert blocker["entryId"] != risk["entryId"]
@@ -181,22 +202,14 @@ async def test_repeating_a_contribution_changes_nothing(
     payload = body(provider, workspace.projects["ALPHA"], "Vendor lock-in", "Renews yearly.")
     first = await contribute(client, workspace, payload)
     events = await context_events(workspace)
-    rows = await db.fetchrow(
-        "SELECT (SELECT count(*) FROM context_entries WHERE workspace_id = $1) AS entries,"
-        " (SELECT count(*) FROM context_evidence x JOIN context_entries e ON e.id = x.entry_id WHERE e.workspace_id = $1)"
-        " AS evidence",
-        workspace.id,
-    )
+    rows = await db.fetchrow(COUNTS, workspace.id)
     # Evidence listed in another order, and a fresh Idempotency-Key: still the same contribution.
-    again = await contribute(client, workspace, {**payload, "evidence": list(reversed(payload["evidence"]))}, expect=200)
+    again = await contribute(
+        client, workspace, {**payload, "evidence": list(reversed(payload["evidence"]))}, expect=200
+    )
     assert again["id"] == first["id"] and again["entryId"] == first["entryId"]
     assert await context_events(workspace) == events
-    after = await db.fetchrow(
-        "SELECT (SELECT count(*) FROM context_entries WHERE workspace_id = $1) AS entries,"
-        " (SELECT count(*) FROM context_evidence x JOIN context_entries e ON e.id = x.entry_id WHERE e.workspace_id = $1)"
-        " AS evidence",
-        workspace.id,
-    )
+    after = await db.fetchrow(COUNTS, workspace.id)
     assert dict(after or {}) == dict(rows or {})
     # The same Idempotency-Key replays the first answer byte for byte.
     headers = workspace.headers(await workspace.provider_key(), **idem())
@@ -212,7 +225,9 @@ async def test_concurrent_contributions_on_one_term_make_one_entry(
     project = workspace.projects["BETA"]
     answers = await asyncio.gather(
         *(
-            contribute(client, workspace, body(p, project, "Data residency", f"View {i}.", items=[evidence(ref=f"r{i}")]))
+            contribute(
+                client, workspace, body(p, project, "Data residency", f"View {i}.", items=[evidence(ref=f"r{i}")])
+            )
             for i, p in enumerate(providers)
         )
     )
@@ -275,7 +290,9 @@ async def test_contributions_are_checked_field_by_field_and_write_nothing_when_r
     count = await db.fetchrow("SELECT count(*) AS n FROM context_contributions WHERE workspace_id = $1", workspace.id)
     assert count is not None and count["n"] == 0
     missing_key = await client.post(
-        "/internal/v1/context-engine/contributions", json=good, headers=workspace.headers(await workspace.provider_key())
+        "/internal/v1/context-engine/contributions",
+        json=good,
+        headers=workspace.headers(await workspace.provider_key()),
     )
     assert missing_key.status_code == 400 and missing_key.json()["code"] == "idempotency_key_required"
 
@@ -326,7 +343,11 @@ async def test_a_customer_key_with_every_scope_cannot_reach_the_internal_api(
     await db.execute("UPDATE principals SET kind = 'service' WHERE id = $1", workspace.principals["ci"])
     source = {"project_id": workspace.projects["ALPHA"], "uri": "a.md", "kind": "markdown", "content": "x"}
     requests = [
-        ("POST", "/internal/v1/context-engine/providers", {"name": "evil", "classification": "delivery", "capabilities": ["risks"]}),
+        (
+            "POST",
+            "/internal/v1/context-engine/providers",
+            {"name": "evil", "classification": "delivery", "capabilities": ["risks"]},
+        ),
         ("GET", "/internal/v1/context-engine/providers", None),
         ("POST", "/internal/v1/context-engine/contributions", body(provider, workspace.projects["ALPHA"], "X", "Y.")),
         ("GET", f"/internal/v1/context-engine/contributions/{done['id']}", None),
@@ -339,9 +360,13 @@ async def test_a_customer_key_with_every_scope_cannot_reach_the_internal_api(
             assert response.status_code == 404 and response.json()["code"] == "not_found", (path, response.text)
     assert len(await context_events(workspace)) == 2  # only the provider's own contribution
     reader = await workspace.provider_key("reader", ["context-engine:read"])
-    refused = await client.get(f"/internal/v1/context-engine/contributions/{done['id']}", headers=workspace.headers(reader))
+    refused = await client.get(
+        f"/internal/v1/context-engine/contributions/{done['id']}", headers=workspace.headers(reader)
+    )
     assert refused.status_code == 403 and refused.json()["required_scope"] == "context-engine:contribute"
-    seen = await get(client, workspace, await workspace.provider_key(), f"/internal/v1/context-engine/contributions/{done['id']}")
+    seen = await get(
+        client, workspace, await workspace.provider_key(), f"/internal/v1/context-engine/contributions/{done['id']}"
+    )
     assert seen["data"]["state"] == "applied" and seen["data"]["contribution"]["term"] == "T"
 
 
