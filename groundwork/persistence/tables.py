@@ -419,6 +419,8 @@ class ContextContribution(Table, tablename="context_contributions"):
     term_key = Text()
     contribution_type = Text()
     classification = Text()
+    promoter_identity = Text()
+    generated_at = Timestamptz()
     state = Text()
     decision = Text(null=True, default=None)
     entry_id = Text(null=True, default=None)

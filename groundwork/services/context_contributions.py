@@ -233,17 +233,22 @@ async def receive_contribution(
     errors = provider_rule_errors(contribution, tuple(provider["capabilities"]), provider["classification"])
     if project is None or project["workspace_id"] != workspace_id:
         errors.append(FieldError("project_id", "no such project in this workspace"))
-    else:
-        errors += await _reference_errors(contribution)
-        if contribution.supersedes is not None:
-            named = await repo.get_entry(contribution.supersedes)
-            if named is None or named["project_id"] != contribution.project_id:
-                errors.append(FieldError("supersedes", "no such context package in the project"))
-            elif named["status"] == "superseded":
-                errors.append(FieldError("supersedes", f"is already superseded by {named['superseded_by']}"))
     if errors:
         raise ValidationFailed("The contribution is not valid.", errors)
-    return work_for(contribution, provider, workspace_id, received_by)
+    work = work_for(contribution, provider, workspace_id, received_by)
+    if await repo.get_contribution(work.contribution_id) is not None:
+        # A repeat: it passed every rule when first received (its successor may have superseded it since).
+        return work
+    errors += await _reference_errors(contribution)
+    if contribution.supersedes is not None:
+        named = await repo.get_entry(contribution.supersedes)
+        if named is None or named["project_id"] != contribution.project_id:
+            errors.append(FieldError("supersedes", "no such context package in the project"))
+        elif named["status"] == "superseded":
+            errors.append(FieldError("supersedes", f"is already superseded by {named['superseded_by']}"))
+    if errors:
+        raise ValidationFailed("The contribution is not valid.", errors)
+    return work
 
 
 # -- the workflow's steps ------------------------------------------------------------------------------------------
@@ -305,6 +310,7 @@ async def persist_contribution(work: ContributionWork) -> bool:
             content_fingerprint=work.content_fingerprint,
             term_key=work.term_key,
             classification=work.classification,
+            promoter_identity=work.promoter_identity,
             received_by=work.received_by,
         )
         if inserted:

@@ -12,15 +12,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from groundwork.domain.context_engine.briefing import Briefing, Candidate, QuestionTerm, compose_briefing, content_words
+from groundwork.domain.context_engine.briefing import (
+    Briefing,
+    Candidate,
+    QuestionTerm,
+    compose_briefing,
+    content_words,
+    select_claims,
+)
 from groundwork.domain.context_engine.model import (
     CAPABILITY_TYPES,
     CONTRIBUTION_TYPES,
     PACKAGE_STATUSES,
+    Freshness,
     allowed_classes,
     freshness,
     package_status,
@@ -28,13 +36,20 @@ from groundwork.domain.context_engine.model import (
     stale_threshold_days,
 )
 from groundwork.domain.context_engine.views import EvidenceView, PackageView, Provenance, ProviderView
-from groundwork.domain.corpus import MAX_QUERY_CHARS, MAX_REACHABLE_HITS, SUBJECT_TYPES, QueryClause, parse_query
+from groundwork.domain.corpus import (
+    MAX_QUERY_CHARS,
+    MAX_REACHABLE_HITS,
+    SUBJECT_TYPES,
+    InvalidQuery,
+    QueryClause,
+    parse_query,
+)
 from groundwork.domain.errors import FieldError, InvalidRequest, NotFound, ValidationFailed
 from groundwork.domain.pagination import page_info, page_request, ranked_cursor, ranked_position
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import context_engine as repo
 from groundwork.persistence.repositories import tenancy
-from groundwork.search.analysis import analyze_clauses, terms
+from groundwork.search.analysis import AnalyzedClause, analyze_clauses, terms
 from groundwork.search.package_search import find_packages
 from groundwork.services.corpus_search import CONTEXT_READ, search_scope
 
@@ -106,12 +121,17 @@ class _ProviderFacts:
     activity: list[dict[str, Any]]
 
 
-async def _provider_facts(principal: Principal, target: Reach) -> _ProviderFacts:
-    providers = {
+async def _visible_providers(principal: Principal) -> dict[str, dict[str, Any]]:
+    return {
         p["id"]: p
         for p in await repo.providers_of_workspace(principal.workspace_id)
         if provider_visible(p["classification"], principal.scopes)
     }
+
+
+async def _provider_facts(principal: Principal, target: Reach) -> _ProviderFacts:
+    """Visible providers with their contribution counts per project of the target (providers, overview)."""
+    providers = await _visible_providers(principal)
     activity = [
         a
         for a in await repo.provider_activity(principal.workspace_id, target.project_ids, list(target.classes))
@@ -121,6 +141,16 @@ async def _provider_facts(principal: Principal, target: Reach) -> _ProviderFacts
     for row in activity:
         by_project[row["project_id"]].add(row["provider_id"])
     return _ProviderFacts(providers, by_project, activity)
+
+
+async def _presence(principal: Principal, project_ids: list[str], classes: tuple[str, ...]) -> _ProviderFacts:
+    """Visible providers and the projects they are active in, for rendering packages of these projects only."""
+    providers = await _visible_providers(principal)
+    by_project: dict[str, set[str]] = defaultdict(set)
+    for project_id, provider_id in await repo.providers_by_project(sorted(set(project_ids)), list(classes)):
+        if provider_id in providers:
+            by_project[project_id].add(provider_id)
+    return _ProviderFacts(providers, by_project, [])
 
 
 def _missing(row: dict[str, Any], facts: _ProviderFacts) -> tuple[str, ...]:
@@ -199,7 +229,7 @@ async def _visible_entry(principal: Principal, package_id: str) -> tuple[dict[st
 async def get_package(principal: Principal, package_id: str) -> PackageView:
     """One context package (also a superseded one, which names its successor)."""
     row, target = await _visible_entry(principal, package_id)
-    return _package(row, await _provider_facts(principal, target), _now())
+    return _package(row, await _presence(principal, target.project_ids, target.classes), _now())
 
 
 @dataclass(frozen=True)
@@ -239,7 +269,7 @@ async def list_packages(principal: Principal, filters: PackageFilters) -> tuple[
         limit=page.limit + 1,
     )
     rows, info = page_info(rows, page.limit, lambda r: {"id": r["id"]})
-    facts = await _provider_facts(principal, target)
+    facts = await _presence(principal, [r["project_id"] for r in rows], target.classes)
     return [_package(r, facts, now) for r in rows], info
 
 
@@ -269,15 +299,13 @@ def _search_fingerprint(search: PackageSearch) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-def _clauses(query: str, path: str) -> list[Any]:
+def _clauses(query: str, path: str) -> list[AnalyzedClause]:
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(
             "The query is too long.", [FieldError(path, f"must be at most {MAX_QUERY_CHARS} characters")]
         )
     clauses = analyze_clauses(parse_query(query))
     if not any(a.clause.occur != "must_not" for a in clauses):
-        from groundwork.domain.corpus import InvalidQuery
-
         raise InvalidQuery("no searchable word: use letters or digits", 0)
     return clauses
 
@@ -295,7 +323,7 @@ async def search_packages(principal: Principal, search: PackageSearch) -> Packag
     rows = await repo.entries_by_seq(
         principal.workspace_id, [h.seq for h in hits.hits], target.project_ids, list(target.classes)
     )
-    facts = await _provider_facts(principal, target)
+    facts = await _presence(principal, [r["project_id"] for r in rows.values()], target.classes)
     now = _now()
     nodes = [(round(h.score, 6), _package(rows[h.seq], facts, now)) for h in hits.hits if h.seq in rows]
     next_cursor = None
@@ -390,7 +418,7 @@ class ProjectOverview:
     evidence_count: int
     provider_count: int
     missing: tuple[str, ...]
-    freshness: Any  # Freshness | None
+    freshness: Freshness | None
 
 
 @dataclass(frozen=True)
@@ -404,7 +432,7 @@ class Overview:
     by_type: dict[str, int]
     evidence_count: int
     provider_count: int
-    freshness: Any  # Freshness | None
+    freshness: Freshness | None
     providers: list[ProviderView]
 
 
@@ -499,26 +527,33 @@ async def query_context(
     rows = await repo.entries_by_seq(
         principal.workspace_id, [h.seq for h in hits.hits], target.project_ids, list(target.classes)
     )
-    evidence = await repo.evidence_of_entries([r["id"] for r in rows.values()])
-    candidates = []
-    for hit in hits.hits:
-        row = rows.get(hit.seq)
-        if row is None:
-            continue
-        views = tuple(_evidence(e, row["as_of"]) for e in evidence[row["id"]])
-        candidates.append(
-            Candidate(
-                package_id=row["id"],
-                project_id=row["project_id"],
-                term=row["term"],
-                summary=row["summary"],
-                contribution_type=row["contribution_type"],
-                # Rounded, so that ranking never turns on the last bits of a float.
-                score=round(hit.score, 6),
-                as_of=row["as_of"],
-                stems=frozenset(terms(f"{row['term']}\n{row['summary']}\n{row['contribution_type']}")),
-                provenance=Provenance(row["provider_name"], row["promoter_identity"], row["generated_at"]),
-                evidence=views,
-            )
+    ranked = [
+        Candidate(
+            package_id=rows[hit.seq]["id"],
+            project_id=rows[hit.seq]["project_id"],
+            term=rows[hit.seq]["term"],
+            summary=rows[hit.seq]["summary"],
+            contribution_type=rows[hit.seq]["contribution_type"],
+            # Rounded, so that ranking never turns on the last bits of a float.
+            score=round(hit.score, 6),
+            as_of=rows[hit.seq]["as_of"],
+            stems=frozenset(),
+            provenance=Provenance(
+                rows[hit.seq]["provider_name"], rows[hit.seq]["promoter_identity"], rows[hit.seq]["generated_at"]
+            ),
+            evidence=(),
         )
+        for hit in hits.hits
+        if hit.seq in rows
+    ]
+    chosen = select_claims(ranked)
+    evidence = await repo.evidence_of_entries([c.package_id for c in chosen])
+    candidates = [
+        replace(
+            c,
+            stems=frozenset(terms(f"{c.term}\n{c.summary}\n{c.contribution_type}")),
+            evidence=tuple(_evidence(e, c.as_of) for e in evidence[c.package_id]),
+        )
+        for c in chosen
+    ]
     return compose_briefing(target.subject_type, target.subject_id, question, candidates, question_terms)

@@ -99,6 +99,20 @@ def _rank_key(candidate: Candidate) -> tuple[float, float, str]:
     return (-candidate.score, -candidate.as_of.timestamp(), candidate.package_id)
 
 
+def _sections(candidates: list[Candidate]) -> dict[str, list[Candidate]]:
+    sections: dict[str, list[Candidate]] = {"findings": [], "risks": [], "blockers": []}
+    for candidate in sorted((c for c in candidates if c.score > 0), key=_rank_key):
+        section = sections[SECTIONS.get(candidate.contribution_type, "findings")]
+        if len(section) < MAX_CLAIMS_PER_SECTION:
+            section.append(candidate)
+    return sections
+
+
+def select_claims(candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates a briefing will hold (ranking needs no evidence: fetch it for these only)."""
+    return [c for section in _sections(candidates).values() for c in section]
+
+
 def _relative(evidence: EvidenceView, reference: datetime) -> EvidenceView:
     fresh = freshness(evidence.as_of, reference)
     return EvidenceView(
@@ -122,11 +136,7 @@ def compose_briefing(
     terms: list[QuestionTerm],
 ) -> Briefing:
     """Rank the candidates, fill the sections, and account for coverage, freshness and provenance."""
-    sections: dict[str, list[Candidate]] = {"findings": [], "risks": [], "blockers": []}
-    for candidate in sorted((c for c in candidates if c.score > 0), key=_rank_key):
-        section = sections[SECTIONS.get(candidate.contribution_type, "findings")]
-        if len(section) < MAX_CLAIMS_PER_SECTION:
-            section.append(candidate)
+    sections = _sections(candidates)
     included = [c for section in sections.values() for c in section]
     as_of = max((e.as_of for c in included for e in c.evidence), default=None)
     claims: dict[str, tuple[Claim, ...]] = {}

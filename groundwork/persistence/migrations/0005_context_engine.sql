@@ -66,6 +66,8 @@ CREATE TABLE context_contributions (
     term_key             text NOT NULL,
     contribution_type    text NOT NULL,
     classification       text NOT NULL CHECK (classification IN ('general', 'financial', 'staffing')),
+    promoter_identity    text NOT NULL,
+    generated_at         timestamptz NOT NULL,
     state                text NOT NULL CHECK (state IN ('persisted', 'decided', 'applied')),
     decision             text CHECK (decision IN ('created', 'merged', 'kept_separate', 'superseded')),
     entry_id             text REFERENCES context_entries(id) ON DELETE SET NULL,

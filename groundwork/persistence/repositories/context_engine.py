@@ -97,14 +97,15 @@ async def insert_contribution(
     content_fingerprint: str,
     term_key: str,
     classification: str,
+    promoter_identity: str,
     received_by: str | None,
 ) -> bool:
     """Persist a contribution once; False when it was already persisted."""
     row = await db.fetchrow(
         """
         INSERT INTO context_contributions (id, workspace_id, provider_id, project_id, fingerprint, content_fingerprint,
-            body, term_key, contribution_type, classification, state, received_by)
-        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, 'persisted', $11)
+            body, term_key, contribution_type, classification, promoter_identity, generated_at, state, received_by)
+        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, 'persisted', $13)
         ON CONFLICT (provider_id, fingerprint) DO NOTHING RETURNING id
         """,
         contribution_id,
@@ -117,6 +118,8 @@ async def insert_contribution(
         term_key,
         contribution.contribution_type,
         classification,
+        promoter_identity,
+        contribution.generated_at,
         received_by,
     )
     return row is not None
@@ -453,8 +456,7 @@ async def entries_by_seq(
 
 _EVIDENCE_COLUMNS = """
     x.id, x.seq, x.entry_id, x.provider_id, v.name AS provider_name, x.capability, x.reference_kind, x.reference_id,
-    x.reference_class, x.as_of, coalesce(c.body->>'promoter_identity', v.name) AS promoter_identity,
-    (c.body->>'generated_at')::timestamptz AS generated_at
+    x.reference_class, x.as_of, c.promoter_identity, c.generated_at
 """
 _EVIDENCE_FROM = """
     FROM context_evidence x
@@ -491,8 +493,7 @@ async def provider_activity(workspace_id: str, project_ids: list[str], classes: 
     """Per provider and project: applied contributions to entries of allowed classes, and the newest one."""
     rows = await db.fetch(
         """
-        SELECT c.provider_id, c.project_id, count(*) AS contributions,
-               max((c.body->>'generated_at')::timestamptz) AS newest
+        SELECT c.provider_id, c.project_id, count(*) AS contributions, max(c.generated_at) AS newest
         FROM context_contributions c
         WHERE c.workspace_id = $1 AND c.project_id = ANY($2::text[]) AND c.classification = ANY($3::text[])
           AND c.state = 'applied'
@@ -503,6 +504,17 @@ async def provider_activity(workspace_id: str, project_ids: list[str], classes: 
         classes,
     )
     return [dict(r) for r in rows]
+
+
+async def providers_by_project(project_ids: list[str], classes: list[str]) -> list[tuple[str, str]]:
+    """(project, provider) pairs with applied contributions of the allowed classes."""
+    rows = await db.fetch(
+        "SELECT DISTINCT project_id, provider_id FROM context_contributions"
+        " WHERE project_id = ANY($1::text[]) AND classification = ANY($2::text[]) AND state = 'applied'",
+        project_ids,
+        classes,
+    )
+    return [(r["project_id"], r["provider_id"]) for r in rows]
 
 
 async def project_overview(

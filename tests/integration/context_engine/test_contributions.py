@@ -98,18 +98,15 @@ async def test_a_named_successor_supersedes_the_entry_which_leaves_lists_search_
     provider = await register(client, workspace, "risk-radar")
     project = workspace.projects["ALPHA"]
     old = await contribute(client, workspace, body(provider, project, "Quokka rollout", "Quokka rollout slips a week."))
-    new = await contribute(
-        client,
-        workspace,
-        body(
-            provider,
-            project,
-            "Quokka rollout",
-            "Quokka rollout slips a month.",
-            items=[evidence(ref="ext-2")],
-            supersedes=old["entryId"],
-        ),
+    successor_body = body(
+        provider,
+        project,
+        "Quokka rollout",
+        "Quokka rollout slips a month.",
+        items=[evidence(ref="ext-2")],
+        supersedes=old["entryId"],
     )
+    new = await contribute(client, workspace, successor_body)
     assert new["decision"] == "superseded" and new["relatedEntryId"] == old["entryId"]
     assert _shape(await context_events(workspace))[2:] == [
         ("context_engine.contribution_persisted", new["id"], old["entryId"], "contribution_persisted"),
@@ -141,6 +138,8 @@ async def test_a_named_successor_supersedes_the_entry_which_leaves_lists_search_
     ).json()["data"]
     assert [c["packageId"] for c in answer["risks"]] == [new["entryId"]]
     assert "Quokka rollout slips a month." in [c["text"] for c in answer["risks"]]
+    # Sending the successor again is a repeat (200), not a refusal because its predecessor is superseded.
+    assert (await contribute(client, workspace, successor_body, expect=200))["id"] == new["id"]
 
 
 async def test_a_canonical_provider_supersedes_an_advisory_entry_of_the_same_term(
