@@ -459,14 +459,18 @@ async def catch_up_packages_here() -> bool:
 
 
 async def start_contribution(client: Client, task_queue: str, work: ContributionWork) -> Any:
-    """Start (or join) the contribution's workflow; a closed one with that id means it is already done."""
+    """Start (or join) the contribution's workflow.
+
+    Callers check first that the contribution is not applied yet; a closed workflow with this id then
+    ended early (terminated by an operator, say), and every step is idempotent, so it runs again.
+    """
     return await client.start_workflow(
         ContextContributionWorkflow.run,
         work,
         id=work.contribution_id,
         task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         search_attributes=search_attributes(work.workspace_id, work.project_id),
     )
 

@@ -183,17 +183,6 @@ async def set_contribution_applied(contribution_id: str) -> None:
     )
 
 
-async def unfinished_contributions(older_than_seconds: float, limit: int = 100) -> list[str]:
-    """Contributions not applied after a while: their workflow may never have started."""
-    rows = await db.fetch(
-        "SELECT id FROM context_contributions WHERE state <> 'applied'"
-        " AND created_at < clock_timestamp() - make_interval(secs => $1) ORDER BY created_at LIMIT $2",
-        older_than_seconds,
-        limit,
-    )
-    return [r["id"] for r in rows]
-
-
 # -- entries ----------------------------------------------------------------------------------------------
 
 
