@@ -98,6 +98,9 @@ class EnhancementActivities:
             evidence += await self.evidence.passages(
                 run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
             )
+            evidence += await self.evidence.packages(
+                run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
+            )
             return await self.enhancer.enhance(
                 EnhancementContext(
                     action=run_action.action,
@@ -312,10 +315,16 @@ class EnhancementActivities:
 
 
 class EvidenceSource(Protocol):
-    """Where corpus evidence for a work item comes from (the evidence search: `enhancers.evidence`)."""
+    """Where evidence for a work item comes from (evidence search and context packages: `enhancers.evidence`)."""
 
     async def passages(
         self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
         """Passages of the project's corpus relevant to the work item that `requested_by` may read."""
+        ...
+
+    async def packages(
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+    ) -> list[Evidence]:
+        """Ready context packages of the project relevant to the work item that `requested_by` may read."""
         ...
