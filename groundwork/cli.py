@@ -187,9 +187,10 @@ def keys() -> None:
 @click.option(
     "--kind",
     default="user",
-    type=click.Choice(["user", "service", "agent"]),
+    type=click.Choice(["user", "service", "agent", "provider"]),
     show_default=True,
-    help="Kind of a principal created now.",
+    help="Kind of a principal created now (`provider`: an internal context provider, the only kind that "
+    "reaches /internal/v1).",
 )
 @click.option(
     "--app",
@@ -515,6 +516,13 @@ async def _worker_client(settings: Settings) -> Any:
     help="The source's uri (one file only). Default: the path relative to the folder given, or the file name.",
 )
 @click.option("--owner", default="cli", show_default=True, help="Who owns the sources.")
+@click.option(
+    "--classification",
+    type=click.Choice(["general", "financial", "staffing"]),
+    default=None,
+    help="Classify the sources: financial and staffing ones (and their passages) exist only for keys with "
+    "context-engine:financial / :staffing. Default: general for new sources, unchanged for known ones.",
+)
 @click.option("--local", is_flag=True, help="Run the ingest steps in this process even if a worker is running.")
 @data_dir_option
 def ingest(
@@ -523,6 +531,7 @@ def ingest(
     workspace_slug: str | None,
     uri: str | None,
     owner: str,
+    classification: str | None,
     local: bool,
     data_dir: Path | None,
 ) -> None:
@@ -557,6 +566,7 @@ def ingest(
                 project,
                 files,
                 owner=owner,
+                classification=classification,
                 client=client,
                 task_queue=settings.temporal_task_queue,
                 progress=lambda _: bar.update(1),
@@ -565,6 +575,8 @@ def ingest(
     report = _run_with_dsn(data_dir, work)
     click.echo(f"added      {report.count('added')} source(s), {report.passages_added} passage(s)")
     click.echo(f"unchanged  {report.count('unchanged')} source(s)")
+    if report.count("reclassified"):
+        click.echo(f"reclassified {report.count('reclassified')} source(s) (same content, new classification)")
     if report.count("skipped"):
         click.echo(f"skipped    {report.count('skipped')} file(s) of a type Groundwork does not read")
     click.echo(f"failed     {report.count('failed')} source(s)")
@@ -583,14 +595,26 @@ def reindex(data_dir: Path | None) -> None:
     from groundwork.search.corpus_index import CorpusIndex
     from groundwork.services import corpus_admin
 
-    async def work(dsn: str) -> tuple[int, bool]:
+    async def work(dsn: str) -> tuple[int, bool, int]:
+        from groundwork.persistence.repositories import context_engine as context_repo
+        from groundwork.search.package_index import PackageIndex
+        from groundwork.services.package_indexing import rebuild_package_index
+
         index = CorpusIndex.at(_corpus_index_dir(data_dir))
         total = await corpus_repo.count_indexable_passages()
         with click.progressbar(length=total, label="Reindexing", file=sys.stderr) as bar:
-            return await corpus_admin.reindex(index, bar.update)
+            written, caught_up = await corpus_admin.reindex(index, bar.update)
+        packages = PackageIndex.at(_corpus_index_dir(data_dir))
+        with click.progressbar(
+            length=await context_repo.count_ready_entries(), label="Packages", file=sys.stderr
+        ) as bar:
+            package_count = await rebuild_package_index(packages, bar.update)
+        packages.release_writer()
+        return written, caught_up, package_count
 
-    written, caught_up = _run_with_dsn(data_dir, work)
+    written, caught_up, package_count = _run_with_dsn(data_dir, work)
     click.echo(f"indexed {written} passage(s) into a new index generation")
+    click.echo(f"indexed {package_count} context package(s) into a new index generation")
     if not caught_up:
         _say("a running worker holds the index: it applies changes made during the rebuild itself")
 
@@ -626,6 +650,147 @@ def resegment(segmenter: str, stage_only: bool, local: bool, data_dir: Path | No
 
     result = _run_with_dsn(data_dir, work)
     click.echo(f"{result.segmenter_id}: {result.status} ({result.versions_cut} source version(s) cut)")
+
+
+# -- context engine ---------------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--workspace", "workspace_slug", required=True, help="Workspace slug (every line's provider is in it).")
+@click.option("--local", is_flag=True, help="Run the contribution steps in this process even if a worker is running.")
+@data_dir_option
+def contribute(file: Any, workspace_slug: str, local: bool, data_dir: Path | None) -> None:
+    """Contribute to the context engine from a JSON Lines file, one contribution a line.
+
+    Each line is `{provider_id, project_id, term, summary, contribution_type, evidence: [{capability,
+    reference: {kind, id, class}, as_of}], generated_at, promoter_identity?, supersedes?}`. Bad lines
+    are reported with their number and contribute nothing; each good line runs a
+    ContextContributionWorkflow (through the worker when one polls, else its steps here in one
+    transaction). A line contributed before changes nothing. Exit code 1 if any line failed.
+    """
+    from groundwork.services.context_contribution_file import contribute_lines
+
+    lines = file.readlines()
+
+    async def work(dsn: str) -> Any:
+        settings = Settings.from_env(database_url=dsn)
+        from groundwork.search import corpus_index
+
+        corpus_index.configure(_corpus_index_dir(data_dir))
+        client = None if local else await _worker_client(settings)
+        _say("contributing " + ("through the worker (Temporal)" if client is not None else "in this process"))
+        count = sum(1 for line in lines if line.strip())
+        with click.progressbar(length=count, label="Contributing", file=sys.stderr) as bar:
+            return await contribute_lines(
+                workspace_slug,
+                lines,
+                client=client,
+                task_queue=settings.temporal_task_queue,
+                progress=lambda _: bar.update(1),
+            )
+
+    report = _run_with_dsn(data_dir, work)
+    for line in report.failed:
+        _say(f"line {line.number}: {line.reason}")
+    counts = report.counts()
+    done = sum(n for outcome, n in counts.items() if outcome not in ("failed", "unchanged"))
+    click.echo(
+        f"contributed {done} line(s): {counts['created']} created, {counts['merged']} merged, "
+        f"{counts['superseded']} superseded, {counts['kept_separate']} kept separate; "
+        f"unchanged {counts['unchanged']}; failed {counts['failed']}"
+    )
+    if counts["failed"]:
+        raise SystemExit(1)
+
+
+@cli.group()
+def providers() -> None:
+    """Context providers: list, register, and run the built-in ones."""
+
+
+@providers.command("run")
+@click.option("--workspace", "workspace_slug", default=None, help="Only this workspace (default: every workspace).")
+@click.option("--local", is_flag=True, help="Run in this process even if a worker is running.")
+@data_dir_option
+def providers_run(workspace_slug: str | None, local: bool, data_dir: Path | None) -> None:
+    """Run the built-in providers (work-items, corpus) now; only what changed is contributed."""
+    from groundwork.services.context_providers import run_builtin_providers
+
+    async def work(dsn: str) -> Any:
+        settings = Settings.from_env(database_url=dsn)
+        from groundwork.search import corpus_index
+
+        corpus_index.configure(_corpus_index_dir(data_dir))
+        client = None if local else await _worker_client(settings)
+        _say("running the built-in providers " + ("through the worker" if client is not None else "in this process"))
+        return await run_builtin_providers(workspace_slug, client=client, task_queue=settings.temporal_task_queue)
+
+    result = _run_with_dsn(data_dir, work)
+    click.echo(f"contributed {result.contributed}, unchanged {result.unchanged}")
+
+
+@providers.command("list")
+@click.option("--workspace", "workspace_slug", required=True, help="Workspace slug.")
+@data_dir_option
+def providers_list(workspace_slug: str, data_dir: Path | None) -> None:
+    """List the workspace's providers: id, name, classification, authority, capabilities."""
+    from groundwork.persistence.repositories import context_engine as context_repo
+    from groundwork.persistence.repositories import tenancy
+
+    async def work() -> list[dict[str, Any]]:
+        workspace = await tenancy.get_workspace_by_slug(workspace_slug)
+        if workspace is None:
+            raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
+        return await context_repo.providers_of_workspace(workspace["id"])
+
+    rows = _run_with_db(data_dir, work)
+    for row in rows:
+        kind = "built-in" if row["builtin"] else "registered"
+        click.echo(
+            f"{row['id']}  {row['name']}  {row['classification']}  {row['authority']}  {kind}  "
+            f"{' '.join(row['capabilities'])}"
+        )
+    if not rows:
+        _say("no providers (the built-in ones are registered by their first run)")
+
+
+@providers.command("register")
+@click.option("--workspace", "workspace_slug", required=True, help="Workspace slug.")
+@click.option("--name", required=True, help="Provider name (lowercase letters, digits, dashes).")
+@click.option(
+    "--classification",
+    required=True,
+    type=click.Choice(["delivery", "corpus", "work_items", "financial", "staffing"]),
+)
+@click.option("--capability", "capabilities", multiple=True, required=True, help="A capability; repeat for more.")
+@click.option("--authority", default="advisory", type=click.Choice(["advisory", "canonical"]), show_default=True)
+@data_dir_option
+def providers_register(
+    workspace_slug: str,
+    name: str,
+    classification: str,
+    capabilities: tuple[str, ...],
+    authority: str,
+    data_dir: Path | None,
+) -> None:
+    """Register a provider (as the internal API does); prints its id alone on stdout."""
+    from groundwork.domain.principals import Principal
+    from groundwork.persistence.repositories import tenancy
+    from groundwork.services.context_contributions import ProviderRegistration, register_provider
+
+    async def work() -> tuple[dict[str, Any], bool]:
+        workspace = await tenancy.get_workspace_by_slug(workspace_slug)
+        if workspace is None:
+            raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
+        operator = Principal("", workspace["id"], "cli", "provider", False, "", frozenset())
+        return await register_provider(
+            operator, ProviderRegistration(name, classification, list(capabilities), authority)
+        )
+
+    row, created = _run_with_db(data_dir, work)
+    _say(("registered" if created else "updated") + f" provider {row['name']}")
+    click.echo(row["id"])
 
 
 def main() -> None:

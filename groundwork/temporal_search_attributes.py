@@ -13,4 +13,6 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
     "GroundworkDeliveryStatus": "Keyword",
     "GroundworkRecipient": "Keyword",
     "GroundworkChannel": "Keyword",
+    # The subject (project) a context contribution is about.
+    "GroundworkSubject": "Keyword",
 }

@@ -16,10 +16,13 @@ from temporalio.client import (
     ScheduleActionStartWorkflow,
     ScheduleAlreadyRunningError,
     ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
     ScheduleSpec,
 )
 from temporalio.worker import Worker
 
+from groundwork.activities.context_engine import CONTEXT_ACTIVITIES
 from groundwork.activities.corpus import CORPUS_ACTIVITIES
 from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.activities.maintenance import purge_expired_idempotency_keys
@@ -36,7 +39,15 @@ from groundwork.search import corpus_index
 from groundwork.services.corpus_indexing import follow_index_changes
 from groundwork.services.enhancement import sweep_queued_runs
 from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.services.package_indexing import follow_package_changes
 from groundwork.services.temporal import connect_client
+from groundwork.workflows.context_engine import (
+    CONTEXT_WORKFLOWS,
+    PROVIDERS_INTERVAL,
+    PROVIDERS_SCHEDULE_ID,
+    ContextProvidersRunWorkflow,
+    ProvidersRunInput,
+)
 from groundwork.workflows.corpus import CORPUS_WORKFLOWS
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from groundwork.workflows.maintenance import PURGE_SCHEDULE_ID, PurgeIdempotencyKeysWorkflow
@@ -52,8 +63,14 @@ WORKFLOWS: list[type] = [
     WebhookDeliveryWorkflow,
     *CORPUS_WORKFLOWS,
     *NOTIFICATION_WORKFLOWS,
+    *CONTEXT_WORKFLOWS,
 ]
-ACTIVITIES: list[Callable[..., Any]] = [purge_expired_idempotency_keys, attempt_webhook_delivery, *CORPUS_ACTIVITIES]
+ACTIVITIES: list[Callable[..., Any]] = [
+    purge_expired_idempotency_keys,
+    attempt_webhook_delivery,
+    *CORPUS_ACTIVITIES,
+    *CONTEXT_ACTIVITIES,
+]
 # How often the worker starts the workflow of runs whose start failed (they stay `queued`).
 QUEUED_RUN_SWEEP_SECONDS = 30.0
 
@@ -106,6 +123,21 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
                 spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
             ),
         )
+    # The built-in context providers contribute what changed in every workspace's data.
+    with contextlib.suppress(ScheduleAlreadyRunningError):
+        await client.create_schedule(
+            PROVIDERS_SCHEDULE_ID,
+            Schedule(
+                action=ScheduleActionStartWorkflow(
+                    ContextProvidersRunWorkflow.run,
+                    ProvidersRunInput(),
+                    id=PROVIDERS_SCHEDULE_ID,
+                    task_queue=task_queue,
+                ),
+                spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=PROVIDERS_INTERVAL)]),
+                policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
+            ),
+        )
 
 
 async def run_worker(settings: Settings) -> None:
@@ -125,6 +157,7 @@ async def run_worker(settings: Settings) -> None:
     # This worker owns the corpus index writer and keeps the index following the passage change log.
     corpus_index.configure(settings.index_dir)
     index_follower = asyncio.create_task(follow_index_changes(stop))
+    package_follower = asyncio.create_task(follow_package_changes(stop))
     try:
         async with worker:
             await stop.wait()
@@ -135,6 +168,8 @@ async def run_worker(settings: Settings) -> None:
             await relay
         with contextlib.suppress(Exception):
             await index_follower
+        with contextlib.suppress(Exception):
+            await package_follower
         await db.disconnect()
     log.info("worker stopped")
 

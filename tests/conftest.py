@@ -121,6 +121,7 @@ class Workspace:
     slug: str
     projects: dict[str, str] = field(default_factory=dict)
     principals: dict[str, str] = field(default_factory=dict)
+    provider_keys: dict[str, str] = field(default_factory=dict)
 
     async def key(
         self,
@@ -136,6 +137,14 @@ class Workspace:
         for project_key, role in (memberships or {}).items():
             await tenancy.add_membership(issued.principal_id, self.projects[project_key], role)
         return issued.key
+
+    async def provider_key(self, name: str = "provider", scopes: list[str] | None = None) -> str:
+        """A key of an internal provider principal (the only kind that reaches /internal/v1), made once per name."""
+        if name not in self.provider_keys:
+            issued = await api_keys.issue_key(self.slug, name, scopes or ["context-engine:contribute"], kind="provider")
+            self.principals[name] = issued.principal_id
+            self.provider_keys[name] = issued.key
+        return self.provider_keys[name]
 
     def headers(self, key: str, **extra: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}", **extra}

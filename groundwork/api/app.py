@@ -14,13 +14,16 @@ from litestar.openapi.spec import Tag
 from litestar.types import Receive, Scope, Send
 
 from groundwork import __version__
+from groundwork.api.agent.routes import AgentController
 from groundwork.api.auth import AuthMiddleware
 from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
+from groundwork.api.internal.context_engine import ContextContributionController, ContextProviderController
 from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
 from groundwork.api.rest.connected_apps import ConnectedAppController
+from groundwork.api.rest.context_engine import ContextEngineController, ContextQueryController
 from groundwork.api.rest.context_search import ContextSearchController, CorpusSourceController
 from groundwork.api.rest.enhancement import EnhancementRunController, get_operation
 from groundwork.api.rest.health import live, ready
@@ -77,6 +80,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             WebhookDeliveryController,
             ContextSearchController,
             CorpusSourceController,
+            ContextQueryController,
+            ContextEngineController,
+            ContextProviderController,
+            ContextContributionController,
+            AgentController,
             EnhancementRunController,
             get_operation,
             NotificationController,

@@ -9,7 +9,7 @@ from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from groundwork.domain.connected_apps import scope_refusal
-from groundwork.domain.errors import Unauthenticated
+from groundwork.domain.errors import NotFound, Unauthenticated
 from groundwork.domain.principals import Principal
 from groundwork.services import api_keys
 
@@ -52,6 +52,9 @@ class AuthMiddleware(ASGIMiddleware):
             return
         key = bearer_key(scope)
         principal: Principal | None = await api_keys.resolve_key(key) if key else None
+        if handler_opt.get("internal") and (principal is None or principal.kind != "provider"):
+            # The internal API exists only for provider credentials: to anyone else it is not there.
+            raise NotFound("No such resource.")
         if principal is None and not (optional and key is None):
             raise Unauthenticated(
                 "Send a valid API key as `Authorization: Bearer <key>`."

@@ -51,6 +51,7 @@ def source_resource(summary: dict[str, Any]) -> dict[str, Any]:
         "uri": summary["uri"],
         "title": summary["title"],
         "owner": summary["owner"],
+        "classification": summary["classification"],
         "activeVersionId": summary["active_version_id"],
         "createdAt": timestamp(summary["source_created_at"]),
         "updatedAt": timestamp(summary["source_updated_at"]),

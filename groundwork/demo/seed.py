@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from groundwork.config import Settings
 from groundwork.demo import catalog
+from groundwork.demo.context import seed_demo_context
 from groundwork.demo.corpus import seed_demo_corpus
 from groundwork.demo.notifications import seed_demo_notifications
 from groundwork.persistence import db
@@ -56,5 +57,7 @@ async def seed_demo(dsn: str) -> str:
         # PostgreSQL only: the worker's index follower indexes the documents within seconds of starting.
         await seed_demo_corpus()
         await seed_demo_notifications(Settings(database_url=dsn))
+        # The built-in providers and a demo financial provider contribute once (a repeat changes nothing).
+        await seed_demo_context()
         issued = await api_keys.issue_key(catalog.WORKSPACE_SLUG, "admin", None, admin=True)
     return issued.key

@@ -266,6 +266,27 @@ def message_posted(*, thread_id: str, thread_title: str, message_id: str, sender
     )
 
 
+def entry_superseded(
+    *, entry_id: str, successor_id: str | None, project_key: str, term: str, contribution_type: str, restricted: bool
+) -> Content:
+    """A context entry of a project the recipient leads was superseded by a governed successor.
+
+    A financial or staffing entry is named by its id and class only: a notification outlives the key
+    that reads it, so it never carries restricted content.
+    """
+    what = f"a {contribution_type} entry" if restricted else f"the {contribution_type} entry “{term}”"
+    successor = f" by `{successor_id}`" if successor_id else ""
+    return _content(
+        f"Context entry superseded in {project_key}" + ("" if restricted else f": {term}"),
+        f"In **{project_key}**, {what} (`{entry_id}`) was superseded{successor}. "
+        "Briefings and package lists now show its successor.",
+        source_kind="context_engine",
+        source_external_id=entry_id,
+        resource_type="context_package",
+        resource_id=entry_id,
+    )
+
+
 # ---------------------------------------------------------------------------------------------- digests
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from groundwork.domain.errors import FieldError, InvalidRequest
 
@@ -65,3 +66,35 @@ def page_info(items: list[Any], limit: int, position_of: Any) -> tuple[list[Any]
     items = items[:limit]
     next_cursor = encode_cursor(position_of(items[-1])) if has_more and items else None
     return items, {"next_cursor": next_cursor, "has_more": has_more}
+
+
+# A cursor is client input: JSON bools pass as ints, `1e400` decodes to infinity and a huge int overflows a float.
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _cursor_score(value: object) -> float | None:
+    if not (_is_int(value) or isinstance(value, float)):
+        return None
+    try:
+        score = float(value)
+    except OverflowError:
+        return None
+    return score if math.isfinite(score) else None
+
+
+def ranked_position(page: PageRequest, fingerprint: str) -> tuple[tuple[float, int] | None, int]:
+    """The (score, seq) after which a ranked page starts and how many hits came before; a forged or foreign
+    cursor (another query's fingerprint) is a 400."""
+    if page.after is None:
+        return None, 0
+    position = page.after
+    score, seq, skipped = _cursor_score(position.get("s")), position.get("q"), position.get("o")
+    if position.get("f") != fingerprint or score is None or not _is_int(seq) or not _is_int(skipped):
+        raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "belongs to another search or is damaged")])
+    return (score, seq), max(0, skipped)
+
+
+def ranked_cursor(fingerprint: str, score: float, seq: int, offset: int) -> str:
+    """The cursor of a ranked page that ends at (score, seq), `offset` hits in."""
+    return encode_cursor({"f": fingerprint, "s": score, "q": seq, "o": offset})

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PRINCIPAL_KINDS = ("user", "service", "agent")
+# `provider` principals are internal: the context engine's providers, the only callers of /internal/v1.
+PRINCIPAL_KINDS = ("user", "service", "agent", "provider")
 
 
 @dataclass(frozen=True)

@@ -1,36 +1,64 @@
-"""Corpus evidence for draft generation: exact passages from the project's evidence search."""
+"""Evidence for draft generation: exact passages of the project's corpus, and its matching context packages."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from groundwork.domain.context_engine.model import freshness
 from groundwork.domain.enhancement.enhancer import Evidence
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.persistence.repositories import tenancy
+from groundwork.search.package_search import project_packages
 from groundwork.search.passages import project_passages
 
 # Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
 _QUERY_WORDS = 48
 PASSAGES_PER_ACTION = 12
+PACKAGES_PER_ACTION = 5
 
 
 class CorpusEvidence:
-    """Passages of the project's active corpus that match the work item, as the requester may see them."""
+    """Passages and context packages of the project that match the work item, as the requester may see them."""
 
     async def passages(
         self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
         """Best passages for the work item's title and description; none if the requester lacks context:read."""
-        # Drafts must not leak passages the person who asked for them could not search themselves.
-        if not await tenancy.principal_holds(requested_by, project_id, "context:read"):
+        query = await _query(project_id, requested_by, title, fields)
+        if query is None:
             return []
-        description = fields.get("description")
-        words = f"{title} {description if isinstance(description, str) else ''}".split()[:_QUERY_WORDS]
-        hits = await project_passages(workspace_id, project_id, " ".join(words), limit=PASSAGES_PER_ACTION)
+        hits = await project_passages(workspace_id, project_id, query, limit=PASSAGES_PER_ACTION)
         return [
             Evidence(
                 EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section
             )
             for hit in hits
         ]
+
+    async def packages(
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+    ) -> list[Evidence]:
+        """Ready (not stale) `general` context packages of the project matching the work item, as `context_package`."""
+        # Drafts are shown to anyone who may read the run: never a financial or staffing package.
+        query = await _query(project_id, requested_by, title, fields)
+        if query is None:
+            return []
+        rows = await project_packages(workspace_id, project_id, query, limit=PACKAGES_PER_ACTION)
+        now = datetime.now(UTC)
+        return [
+            Evidence(EvidenceRef("context_package", row["id"]), row["summary"], f"context package: {row['term']}")
+            for row in rows
+            if freshness(row["as_of"], now).status != "stale"
+        ]
+
+
+async def _query(project_id: str, requested_by: str, title: str, fields: dict[str, object]) -> str | None:
+    """Words of the work item's title and description; None if the requester lacks context:read."""
+    # Drafts must not carry evidence the person who asked for them could not read themselves.
+    if not await tenancy.principal_holds(requested_by, project_id, "context:read"):
+        return None
+    description = fields.get("description")
+    return " ".join(f"{title} {description if isinstance(description, str) else ''}".split()[:_QUERY_WORDS])
 
 
 def _label(title: str, page: int | None, paragraph: int | None) -> str:

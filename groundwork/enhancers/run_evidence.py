@@ -2,8 +2,9 @@
 
 The run's first step (`enhancement_prepare_run`) gathers it; every action, including review-time
 actions, reads the stored copy, so eight concurrent actions cost one evidence search, and a retried
-or later action sees the same evidence as its siblings (same input, same drafts). A new kind of
-evidence (context packages, code context) joins in `RunEvidence.gather`.
+or later action sees the same evidence as its siblings (same input, same drafts). Corpus passages and
+context packages are gathered here; a new kind of evidence (code context, once a connector exists)
+joins in `RunEvidence.gather`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,18 @@ from groundwork.persistence.repositories import enhancement as runs
 
 
 class EvidenceSource(Protocol):
-    """Where corpus evidence for a work item comes from (the evidence search: `enhancers.evidence`)."""
+    """Where evidence for a work item comes from (evidence search and context packages: `enhancers.evidence`)."""
 
     async def passages(
         self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
         """Passages of the project's corpus relevant to the work item that `requested_by` may read."""
+        ...
+
+    async def packages(
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+    ) -> list[Evidence]:
+        """Ready context packages of the project relevant to the work item that `requested_by` may read."""
         ...
 
 
@@ -42,11 +49,11 @@ class RunEvidence:
 
     async def gather(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """Every source of evidence for the run, as the requester may see it (the seam for new sources)."""
-        passages = await self.corpus.passages(
-            run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
-        )
+        who = (run.workspace_id, run.project_id, run.requested_by, item.title, item.fields)
+        passages = await self.corpus.passages(*who)
+        packages = await self.corpus.packages(*who)
         references = await runs.reference_items(run.project_id, item.id)
-        return GatheredEvidence(tuple(passages), tuple(references))
+        return GatheredEvidence(tuple(passages) + tuple(packages), tuple(references))
 
     async def for_run(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """The run's stored evidence; gathered and stored first if no step has done so yet."""

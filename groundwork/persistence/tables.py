@@ -323,6 +323,7 @@ class CorpusSource(Table, tablename="corpus_sources"):
     owner = Text()
     created_at = Timestamptz()
     updated_at = Timestamptz()
+    classification = Text(default="general")
 
 
 class CorpusSourceVersion(Table, tablename="corpus_source_versions"):
@@ -400,6 +401,19 @@ class ConnectedApp(Table, tablename="connected_apps"):
     registered_by = Text(null=True, default=None)
     activated_by = Text(null=True, default=None)
     activated_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
+class ContextProvider(Table, tablename="context_providers"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    name = Text()
+    classification = Text()
+    capabilities = Array(base_column=Text())
+    authority = Text()
+    builtin = Boolean(default=False)
+    registered_by = Text(null=True, default=None)
     created_at = Timestamptz()
     updated_at = Timestamptz()
 
@@ -573,3 +587,73 @@ ALL_TABLES += (
     MessageThreadParticipant,
     Message,
 )
+
+
+class ContextEntry(Table, tablename="context_entries"):
+    id = Text(primary_key=True)
+    seq = BigSerial()  # bigint GENERATED ALWAYS AS IDENTITY in SQL: the entry's key in the package index
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
+    term = Text()
+    term_key = Text()
+    summary = Text()
+    contribution_type = Text()
+    classification = Text()
+    authority = Text()
+    status = Text()
+    provider_id = ForeignKey(ContextProvider, null=False)
+    promoter_identity = Text()
+    generated_at = Timestamptz()
+    as_of = Timestamptz()
+    evidence_count = Integer(default=0)
+    provider_ids = Array(base_column=Text())
+    supersedes = Text(null=True, default=None)
+    superseded_by = Text(null=True, default=None)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+    superseded_at = Timestamptz(null=True, default=None)
+
+
+class ContextContribution(Table, tablename="context_contributions"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    provider_id = ForeignKey(ContextProvider, on_delete=OnDelete.cascade, null=False)
+    project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
+    fingerprint = Text()
+    content_fingerprint = Text()
+    body = JSONB()
+    term_key = Text()
+    contribution_type = Text()
+    classification = Text()
+    promoter_identity = Text()
+    generated_at = Timestamptz()
+    state = Text()
+    decision = Text(null=True, default=None)
+    entry_id = Text(null=True, default=None)
+    related_entry_id = Text(null=True, default=None)
+    received_by = Text(null=True, default=None)
+    created_at = Timestamptz()
+    decided_at = Timestamptz(null=True, default=None)
+    applied_at = Timestamptz(null=True, default=None)
+
+
+class ContextEvidence(Table, tablename="context_evidence"):
+    id = Text(primary_key=True)
+    seq = BigSerial()  # bigint GENERATED ALWAYS AS IDENTITY in SQL
+    entry_id = ForeignKey(ContextEntry, on_delete=OnDelete.cascade, null=False)
+    contribution_id = ForeignKey(ContextContribution, on_delete=OnDelete.cascade, null=False)
+    provider_id = ForeignKey(ContextProvider, on_delete=OnDelete.cascade, null=False)
+    capability = Text()
+    reference_kind = Text()
+    reference_id = Text()
+    reference_class = Text()
+    as_of = Timestamptz()
+
+
+class ContextEntryIndexLog(Table, tablename="context_entry_index_log"):
+    seq = BigSerial(primary_key=True)
+    entry_ids = Array(base_column=Text())
+    created_at = Timestamptz()
+
+
+ALL_TABLES += (ContextProvider, ContextEntry, ContextContribution, ContextEvidence, ContextEntryIndexLog)

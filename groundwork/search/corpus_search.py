@@ -22,17 +22,18 @@ _LAZY_FILTER_VALUES = 64
 
 @dataclass(frozen=True)
 class SearchFilters:
-    """Which passages may match: the caller's visible projects and the active segmenter versions."""
+    """Which passages may match: the caller's visible projects and classes, and the active segmenter versions."""
 
     project_ids: list[str]
     segmenter_ids: list[str]
     source_id: str | None = None
     kind: str | None = None
+    classes: tuple[str, ...] = ("general",)
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One matching passage: its key and score."""
+    """One matching document: its key and score."""
 
     seq: int
     score: float
@@ -40,25 +41,31 @@ class Hit:
 
 @dataclass(frozen=True)
 class HitPage:
-    """A page of hits, whether more are reachable, and how many passages match in all."""
+    """A page of hits, whether more are reachable, and how many documents match in all."""
 
     hits: list[Hit]
     has_more: bool
     total: int
 
 
-def build_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], filters: SearchFilters) -> tantivy.Query:
-    """The BM25 text query of the clauses, restricted by filters that add nothing to the score."""
+def text_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], field: str = "text") -> tantivy.Query:
+    """The BM25 query of the clauses over one text field."""
     text_parts = []
     for analyzed in clauses:
         if len(analyzed.terms) == 1:
-            part = tantivy.Query.term_query(schema, "text", analyzed.terms[0])
+            part = tantivy.Query.term_query(schema, field, analyzed.terms[0])
         else:
-            part = tantivy.Query.phrase_query(schema, "text", list(analyzed.terms))
+            part = tantivy.Query.phrase_query(schema, field, list(analyzed.terms))
         text_parts.append((_OCCUR[analyzed.clause.occur], part))
-    parts = [(tantivy.Occur.Must, tantivy.Query.boolean_query(text_parts))]
+    return tantivy.Query.boolean_query(text_parts)
 
-    def restrict(field: str, values: list[str]) -> None:
+
+def restricted(
+    schema: tantivy.Schema, query: tantivy.Query, restrictions: list[tuple[str, list[str]]]
+) -> tantivy.Query:
+    """`query`, matching only documents whose raw field holds one of the given values, for every field."""
+    parts = [(tantivy.Occur.Must, query)]
+    for field, values in restrictions:
         # Term queries advance lazily alongside the text query; a term set first collects every
         # document of every value, which costs more until the set is large.
         if len(values) == 1:
@@ -71,14 +78,21 @@ def build_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], filters: 
             matches = tantivy.Query.term_set_query(schema, field, values)
         # A filter inside a Must would add to the BM25 score unless its own score is constant zero.
         parts.append((tantivy.Occur.Must, tantivy.Query.const_score_query(matches, 0.0)))
-
-    restrict("project_id", filters.project_ids)
-    restrict("segmenter_id", filters.segmenter_ids)
-    if filters.source_id is not None:
-        restrict("source_id", [filters.source_id])
-    if filters.kind is not None:
-        restrict("kind", [filters.kind])
     return tantivy.Query.boolean_query(parts)
+
+
+def build_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], filters: SearchFilters) -> tantivy.Query:
+    """The BM25 text query of the clauses, restricted by filters that add nothing to the score."""
+    restrictions = [
+        ("project_id", filters.project_ids),
+        ("segmenter_id", filters.segmenter_ids),
+        ("classification", list(filters.classes)),
+    ]
+    if filters.source_id is not None:
+        restrictions.append(("source_id", [filters.source_id]))
+    if filters.kind is not None:
+        restrictions.append(("kind", [filters.kind]))
+    return restricted(schema, text_query(schema, clauses), restrictions)
 
 
 def search_page(

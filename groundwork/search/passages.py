@@ -51,8 +51,9 @@ async def find_hits(
     offset: int,
     source_id: str | None = None,
     kind: str | None = None,
+    classes: tuple[str, ...] = ("general",),
 ) -> tuple[HitPage, dict[int, dict[str, Any]]]:
-    """One page of hits for the clauses in the given projects and segmenters, with their stored rows."""
+    """One page of hits for the clauses in the given projects, classes and segmenters, with their stored rows."""
     empty: tuple[HitPage, dict[int, dict[str, Any]]] = (HitPage([], False, 0), {})
     if not project_ids or not segmenter_ids:
         return empty
@@ -60,10 +61,10 @@ async def find_hits(
     searcher = await asyncio.to_thread(index.searcher)
     if searcher is None:
         return empty
-    query = build_query(index.schema, clauses, SearchFilters(project_ids, segmenter_ids, source_id, kind))
+    query = build_query(index.schema, clauses, SearchFilters(project_ids, segmenter_ids, source_id, kind, classes))
     page = await asyncio.to_thread(search_page, searcher, query, limit=limit, after=after, offset=offset)
     # PostgreSQL is the truth: a passage the index still holds but that no longer serves is dropped here.
-    rows = await repo.passages_for_hits(workspace_id, [h.seq for h in page.hits], project_ids)
+    rows = await repo.passages_for_hits(workspace_id, [h.seq for h in page.hits], project_ids, list(classes))
     return page, rows
 
 
@@ -93,7 +94,8 @@ def passage_hit(hit: Hit, row: dict[str, Any], clauses: list[AnalyzedClause]) ->
 async def project_passages(workspace_id: str, project_id: str, text: str, limit: int = 10) -> list[PassageHit]:
     """Best passages of one project for free text (every word optional), for services grounding drafts.
 
-    The caller has already established that its principal may read the project's context.
+    The caller has already established that its principal may read the project's context; only
+    `general` sources are used, since what is built from them may be shown to anyone on the project.
     """
     words = [QueryClause(word, False, "should", 0) for word in text.split()[:64]]
     clauses = analyze_clauses(words)

@@ -114,6 +114,7 @@ async def ingest_files(
     owner: str,
     client: Client | None,
     task_queue: str,
+    classification: str | None = None,
     index: bool = True,
     progress: Callable[[FileOutcome], None] | None = None,
 ) -> IngestReport:
@@ -139,12 +140,14 @@ async def ingest_files(
             async with gate:
                 content = await asyncio.to_thread(file.path.read_bytes)
                 received = await receive_source(
-                    SourceUpload(project["id"], file.uri, file.kind, content, owner=owner),
+                    SourceUpload(
+                        project["id"], file.uri, file.kind, content, owner=owner, classification=classification
+                    ),
                     workspace_id=project["workspace_id"],
                     received_by=owner,
                 )
-                if received.outcome == "unchanged":
-                    outcome.outcome = "unchanged"
+                if received.outcome in ("unchanged", "reclassified"):
+                    outcome.outcome = received.outcome
                     return
                 if client is not None:
                     handle = await start_ingest(client, task_queue, received.version_id)
@@ -166,7 +169,7 @@ async def ingest_files(
                 progress(outcome)
 
     await asyncio.gather(*(one(i, f) for i, f in enumerate(files)))
-    if client is None and index and report.count("added"):
+    if client is None and index and (report.count("added") or report.count("reclassified")):
         await catch_up_in_process()
     return report
 

@@ -7,14 +7,14 @@ holds the index writer (the worker, or the CLI when no worker runs) can bring it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.corpus_index import CorpusIndex, GenerationWriter, IndexBusy, IndexedPassage, corpus_index
+from groundwork.search.corpus_index import CorpusGenerationWriter, CorpusIndex, IndexedPassage, corpus_index
+from groundwork.services.index_projection import catch_up, follow, rebuild_generation
 
 log = logging.getLogger(__name__)
 
@@ -33,29 +33,24 @@ def _indexed(row: dict[str, Any]) -> IndexedPassage:
         version_id=row["source_version_id"],
         segmenter_id=row["segmenter_id"],
         kind=row["kind"],
+        classification=row["classification"],
     )
 
 
 async def rebuild_index(index: CorpusIndex, progress: Callable[[int], None] | None = None) -> int:
     """Write a new generation from PostgreSQL and make it serve; returns the passages written."""
-    # Changes after this position are replayed on the new generation by the catch-up that follows.
-    snapshot = await repo.last_index_change()
-    generation = await asyncio.to_thread(index.new_generation)
-    written, after = 0, 0
-    while rows := await repo.indexable_passages_after(after, _REBUILD_BATCH):
-        batch = [_indexed(r) for r in rows]
-        await asyncio.to_thread(generation.add_passages, batch)
-        written += len(batch)
-        after = batch[-1].seq
-        if progress is not None:
-            progress(len(batch))
-    await asyncio.to_thread(generation.commit, snapshot)
-    await asyncio.to_thread(index.publish, generation)
-    return written
+    return await rebuild_generation(
+        index,
+        await repo.last_index_change(),
+        repo.indexable_passages_after,
+        lambda generation, rows: generation.add_passages([_indexed(r) for r in rows]),
+        progress,
+        _REBUILD_BATCH,
+    )
 
 
 def _replace_units(
-    writer: GenerationWriter,
+    writer: CorpusGenerationWriter,
     units: list[tuple[str, str]],
     passages: dict[tuple[str, str], list[IndexedPassage]],
 ) -> None:
@@ -63,7 +58,7 @@ def _replace_units(
         writer.replace_unit(version_id, segmenter_id, passages.get((version_id, segmenter_id), []))
 
 
-async def _apply_change_set(writer: GenerationWriter, changes: list[dict[str, str]]) -> None:
+async def _apply_change_set(writer: CorpusGenerationWriter, changes: list[dict[str, str]]) -> None:
     """Apply one change set's operations in order, loading added passages a bounded chunk at a time."""
     pending: list[tuple[str, str]] = []
 
@@ -88,33 +83,21 @@ async def _apply_change_set(writer: GenerationWriter, changes: list[dict[str, st
     await flush_adds()
 
 
+async def _apply_change_sets(
+    writer: CorpusGenerationWriter, change_sets: list[tuple[int, list[dict[str, str]]]]
+) -> None:
+    for _, changes in change_sets:
+        await _apply_change_set(writer, changes)
+
+
 async def catch_up_index(index: CorpusIndex) -> int:
     """Apply every pending change set to the serving generation (building one if none serves)."""
-    async with index.write_lock():
-        writer = await asyncio.to_thread(index.writer)
-        if writer is None:
-            await rebuild_index(index)
-            writer = await asyncio.to_thread(index.writer)
-            assert writer is not None
-        applied = writer.applied_seq
-        while change_sets := await repo.index_changes_after(applied, _CHANGE_SETS_PER_COMMIT):
-            for _, changes in change_sets:
-                await _apply_change_set(writer, changes)
-            # Whole change sets per commit: the old version leaves in the commit the new one enters.
-            applied = change_sets[-1][0]
-            await asyncio.to_thread(writer.commit, applied)
-        return applied
+    return await catch_up(
+        index, lambda: rebuild_index(index), repo.index_changes_after, _apply_change_sets, _CHANGE_SETS_PER_COMMIT
+    )
 
 
 async def follow_index_changes(stop: asyncio.Event, interval_seconds: float = 2.0) -> None:
     """Keep this process's index replica up to date until `stop` (the worker runs it beside polling)."""
     index = corpus_index()
-    while not stop.is_set():
-        try:
-            await catch_up_index(index)
-        except IndexBusy:
-            log.warning("corpus index is held by another process; retrying")
-        except Exception:  # the next round retries; never let the follower die silently
-            log.exception("corpus index catch-up failed")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval_seconds)
+    await follow(stop, lambda: catch_up_index(index), "corpus", interval_seconds)

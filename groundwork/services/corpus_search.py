@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 
+from groundwork.domain.context_engine.model import allowed_classes
 from groundwork.domain.corpus import (
     MAX_QUERY_CHARS,
     MAX_REACHABLE_HITS,
@@ -23,7 +23,7 @@ from groundwork.domain.corpus import (
     parse_query,
 )
 from groundwork.domain.errors import FieldError, InvalidRequest, NotFound
-from groundwork.domain.pagination import encode_cursor, page_request
+from groundwork.domain.pagination import page_request, ranked_cursor, ranked_position
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
@@ -96,36 +96,13 @@ async def search_scope(principal: Principal, subject_type: str, subject_id: str)
     return scope
 
 
-# A cursor is client input: JSON bools pass as ints, `1e400` decodes to infinity and a huge int overflows a float.
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _cursor_score(value: object) -> float | None:
-    if not (_is_int(value) or isinstance(value, float)):
-        return None
-    try:
-        score = float(value)
-    except OverflowError:
-        return None
-    return score if math.isfinite(score) else None
-
-
 async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSearchResult:
     """Ranked exact passages for a project, engagement or portfolio subject, keyset-paginated."""
     _validate(search)
     page_req = page_request(search.limit, search.cursor)
     clauses = _analyzed(parse_query(search.query))
     fingerprint = _fingerprint(search)
-    after: tuple[float, int] | None = None
-    offset = 0
-    if page_req.after is not None:
-        position = page_req.after
-        score, seq, skipped = _cursor_score(position.get("s")), position.get("q"), position.get("o")
-        if position.get("f") != fingerprint or score is None or not _is_int(seq) or not _is_int(skipped):
-            raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "belongs to another search or is damaged")])
-        after = (score, seq)
-        offset = max(0, skipped)
+    after, offset = ranked_position(page_req, fingerprint)
     scope = await search_scope(principal, search.subject_type, search.subject_id)
     page, rows = await find_hits(
         principal.workspace_id,
@@ -137,12 +114,13 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         offset=offset,
         source_id=search.source_id,
         kind=search.kind,
+        classes=allowed_classes(principal.scopes),
     )
     passages = [passage_hit(hit, rows[hit.seq], clauses) for hit in page.hits if hit.seq in rows]
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]
-        next_cursor = encode_cursor({"f": fingerprint, "s": last.score, "q": last.seq, "o": offset + len(page.hits)})
+        next_cursor = ranked_cursor(fingerprint, last.score, last.seq, offset + len(page.hits))
     return CorpusSearchResult(
         passages=passages,
         page={"next_cursor": next_cursor, "has_more": page.has_more},

@@ -20,6 +20,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
+from groundwork.domain.context_engine.model import CONTENT_CLASSES
 from groundwork.domain.corpus import (
     MAX_INGEST_ROUNDS,
     SOURCE_KINDS,
@@ -30,7 +31,6 @@ from groundwork.domain.errors import FieldError, ServiceUnavailable, ValidationF
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.persistence.repositories import tenancy
 from groundwork.search.corpus_index import IndexBusy, corpus_index
 from groundwork.search.extraction import ExtractionError, extract
 from groundwork.services.corpus_indexing import catch_up_index
@@ -61,12 +61,15 @@ class SourceUpload:
     title: str | None = None
     owner: str | None = None
     provenance_quality: str | None = None
+    # None keeps a known source's classification (a new source is `general`).
+    classification: str | None = None
 
 
 @dataclass(frozen=True)
 class Received:
     """`added`: a new version is pending; `unchanged`: identical to the version that serves;
-    `pending`: identical to a version still being ingested."""
+    `pending`: identical to a version still being ingested; `reclassified`: identical content, and the
+    source's classification changed (its passages are indexed again with it)."""
 
     outcome: str
     source_id: str
@@ -92,6 +95,8 @@ def _upload_errors(upload: SourceUpload) -> list[FieldError]:
         problem = provenance_quality_problem(upload.kind, upload.provenance_quality)
         if problem:
             errors.append(FieldError("provenance_quality", problem))
+    if upload.classification is not None and upload.classification not in CONTENT_CLASSES:
+        errors.append(FieldError("classification", f"must be one of {', '.join(CONTENT_CLASSES)}"))
     if not upload.content:
         errors.append(FieldError("content", "must not be empty"))
     elif len(upload.content) > MAX_SOURCE_BYTES:
@@ -118,7 +123,13 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
             title=title,
             kind=upload.kind,
             owner=owner,
+            classification=upload.classification or "general",
         )
+        reclassified = upload.classification is not None and upload.classification != source["classification"]
+        if reclassified:
+            units = await repo.set_source_classification(source["id"], upload.classification or "general")
+            if units:
+                await repo.append_index_changes([{"op": "add", "version": v, "segmenter": g} for v, g in units])
         latest = await repo.latest_version(source["id"])
         if (
             latest is not None
@@ -127,6 +138,8 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
             and latest["status"] in ("active", "pending")
         ):
             outcome = "unchanged" if latest["status"] == "active" else "pending"
+            if reclassified and outcome == "unchanged":
+                outcome = "reclassified"
             return Received(outcome, source["id"], latest["id"])
         version = await repo.insert_version(
             source_id=source["id"],
@@ -217,12 +230,13 @@ async def contribute_source(
     ingest failed or Temporal failed while we waited: the version is stored, sending it again retries), 200
     when the content was unchanged (or a newer version of the source won meanwhile).
     """
-    permissions = await tenancy.project_permissions(principal, upload.project_id)
-    if not permissions or "project:read" not in permissions:
+    # A provider principal contributes for its whole workspace (only providers reach the internal API).
+    project = await repo.project_by_id(upload.project_id)
+    if project is None or project["workspace_id"] != principal.workspace_id:
         raise ValidationFailed("Unknown project.", [FieldError("project_id", "no such project in this workspace")])
     received = await receive_source(upload, workspace_id=principal.workspace_id, received_by=principal.id)
     status = 200
-    if received.outcome != "unchanged":
+    if received.outcome not in ("unchanged", "reclassified"):
         try:
             handle = await start_ingest(await temporal.get(), task_queue, received.version_id)
         except (RPCError, OSError, TimeoutError, RuntimeError) as exc:

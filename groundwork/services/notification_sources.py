@@ -114,12 +114,30 @@ async def message_posted(event: SourceEvent) -> list[Recipient]:
     return [Recipient(p, content) for p in message["participant_ids"] or [] if p != message["sender_id"]]
 
 
-# Event type -> who is told. (`context_engine.entry_superseded` -> the leads of the entry's project
-# joins this table with the context engine.)
+async def entry_superseded(event: SourceEvent) -> list[Recipient]:
+    """A context entry was superseded: the leads of its project who may still read its context."""
+    entry = await read.superseded_entry(event.resource_id)
+    if entry is None or entry["workspace_id"] != event.workspace_id:
+        return []
+    content = rules.entry_superseded(
+        entry_id=entry["id"],
+        successor_id=entry["superseded_by"] or event.payload.get("related_entry_id"),
+        project_key=entry["project_key"],
+        term=entry["term"],
+        contribution_type=entry["contribution_type"],
+        restricted=entry["classification"] != "general",
+    )
+    leads = await read.project_leads(entry["project_id"])
+    visible = await read.holding(leads, entry["project_id"], "context:read")
+    return [Recipient(p, content) for p in leads if p in visible]
+
+
+# Event type -> who is told.
 SOURCES: dict[str, Resolver] = {
     "work_item_enhancement.completed": run_finished,
     "work_item_enhancement.failed": run_finished,
     "work_item_enhancement.applied": drafts_applied,
     rules.ENDPOINT_DISABLED: endpoint_disabled,
     rules.MESSAGE_POSTED: message_posted,
+    "context_engine.entry_superseded": entry_superseded,
 }

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from groundwork.domain.context_engine.model import allowed_classes
 from groundwork.domain.notifications import parse_time
 from groundwork.domain.principals import Principal
 from groundwork.domain.times import format_timestamp
@@ -84,11 +85,28 @@ async def message_changes(principal: Principal, since: datetime) -> list[Summary
     ]
 
 
-# Source kind -> what changed there for the caller. (`context_engine` -> entries superseded in the
-# caller's projects joins this table with the context engine.)
+async def context_changes(principal: Principal, since: datetime) -> list[SummaryItem]:
+    """Context entries superseded in projects whose context the caller reads, of classes its key may see."""
+    if not principal.has_scope("context-engine:read"):
+        return []
+    projects = await tenancy.visible_project_ids(principal, "context:read")
+    return [
+        SummaryItem(
+            "context_engine",
+            "context_package",
+            e["id"],
+            e["superseded_at"],
+            f"{e['contribution_type'].capitalize()} superseded in {e['project_key']}: {e['term']}",
+        )
+        for e in await read.entries_superseded(projects, list(allowed_classes(principal.scopes)), since)
+    ]
+
+
+# Source kind -> what changed there for the caller.
 SUMMARY_SOURCES: dict[str, SummarySource] = {
     "work_item_enhancement": enhancement_changes,
     "messages": message_changes,
+    "context_engine": context_changes,
 }
 
 

@@ -152,6 +152,7 @@ class UpRun:
     output: str
     left_running: list[str] = field(default_factory=list)
     children_alive: list[int] = field(default_factory=list)
+    context: dict[str, int] = field(default_factory=dict)
 
 
 def _run_once(data_dir: Path) -> UpRun:
@@ -165,6 +166,7 @@ def _run_once(data_dir: Path) -> UpRun:
                 assert time.monotonic() < deadline, "/health/ready never answered 200"
                 time.sleep(0.2)
             response = client.get("/api/v1/projects", headers={"Authorization": f"Bearer {key}"})
+            context = _context_engine(client, up, key)
         child_pids = [child.pid for child in psutil.Process(up.process.pid).children(recursive=True)]
         running = _processes_using(data_dir)
         exit_code = up.interrupt()
@@ -179,9 +181,54 @@ def _run_once(data_dir: Path) -> UpRun:
             output=up.output,
             left_running=_processes_using(data_dir),
             children_alive=[pid for pid in child_pids if _alive(pid)],
+            context=context,
         )
     finally:
         up.close()
+
+
+def _packages(client: httpx.Client, key: str) -> int:
+    overview = client.get("/api/v1/context-engine", headers={"Authorization": f"Bearer {key}"}).json()["data"]
+    return sum(overview["counts"]["byStatus"][s] for s in ("ready", "stale"))
+
+
+def _context_engine(client: httpx.Client, up: UpProcess, key: str) -> dict[str, int]:
+    """What a new user's first overview and briefing show, with every scope and without the financial one."""
+    headers = {"Authorization": f"Bearer {key}"}
+    projects = client.get("/api/v1/projects", headers=headers).json()["data"]
+    pay = next(p["id"] for p in projects if p["key"] == "PAY")
+    claims = 0
+    deadline = time.monotonic() + 30
+    while claims == 0 and time.monotonic() < deadline:  # the worker indexes the seeded packages as it starts
+        answer = client.post(
+            "/api/v1/context/query",
+            json={"question": "What are the risks and decisions?", "project_id": pay},
+            headers=headers,
+        ).json()["data"]
+        claims = len(answer["risks"]) + len(answer["findings"]) + len(answer["blockers"])
+        time.sleep(0.2)
+    plain = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groundwork.cli",
+            "keys",
+            "create",
+            "--data-dir",
+            str(up.data_dir),
+            "--workspace",
+            "demo",
+            "--principal",
+            "analyst",
+            "--admin",
+            "--scope",
+            "context-engine:read",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return {"claims": claims, "all": _packages(client, key), "plain": _packages(client, plain)}
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +250,12 @@ def test_up_serves_the_demo_and_stops_cleanly(first_run: UpRun) -> None:
     assert run.children_alive == [], run.children_alive
     stops = [line.split()[0] for line in run.output.splitlines() if "stopped" in line]
     assert stops == ["API", "Worker", "Temporal", "PostgreSQL"], run.output
+
+
+def test_up_demo_shows_packages_in_the_first_overview_and_briefing(first_run: UpRun) -> None:
+    context = first_run.context
+    assert context["claims"] > 0, first_run.output
+    assert context["all"] > context["plain"] > 0, context  # the demo financial provider's packages need the scope
 
 
 def test_second_up_reuses_the_data(first_run: UpRun) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 from strawberry.litestar import make_graphql_controller
 
+from groundwork.api.graphql import context_engine as ce
 from groundwork.api.graphql import context_search as cs
 from groundwork.api.graphql import enhancement as en
 from groundwork.api.graphql import notifications as nt
@@ -19,6 +20,15 @@ class Query:
     work_item: wi.WorkItem | None = strawberry.field(resolver=wi.work_item)
     work_items: wi.WorkItemConnection = strawberry.field(resolver=wi.work_items)
     context_corpus_search: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)
+    context_query: ce.ContextBriefing = strawberry.field(resolver=ce.context_query)
+    context_engine_search: ce.ContextEngineSearchResult = strawberry.field(resolver=ce.context_engine_search)
+    context_engine_package_evidence: list[ce.ContextEvidenceReference] = strawberry.field(
+        resolver=ce.context_engine_package_evidence
+    )
+    context_engine_providers: list[ce.ContextProvider] = strawberry.field(resolver=ce.context_engine_providers)
+    context_engine_overview: ce.ContextEngineOverview = strawberry.field(resolver=ce.context_engine_overview)
+    context_engine_packages: ce.ContextPackageConnection = strawberry.field(resolver=ce.context_engine_packages)
+    context_engine_package: ce.ContextPackage | None = strawberry.field(resolver=ce.context_engine_package)
     work_item_enhancement_run: en.WorkItemEnhancementRun | None = strawberry.field(
         resolver=en.work_item_enhancement_run
     )

@@ -71,6 +71,7 @@ def build_mcp_server() -> MCPServer:
         }
 
     # Each service registers its tools from its own module (imported here: they import `caller` from this one).
+    from groundwork.api.mcp.context_engine import register_context_engine_tools
     from groundwork.api.mcp.context_search import register_context_search_tools
     from groundwork.api.mcp.enhancement import register_enhancement_tools
     from groundwork.api.mcp.notifications import register_notification_tools
@@ -78,6 +79,7 @@ def build_mcp_server() -> MCPServer:
 
     register_work_item_tools(mcp)
     register_context_search_tools(mcp)
+    register_context_engine_tools(mcp)
     register_enhancement_tools(mcp)
     register_notification_tools(mcp)
     return mcp

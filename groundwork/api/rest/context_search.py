@@ -16,7 +16,8 @@ from groundwork.domain.principals import Principal
 from groundwork.services import corpus_search, corpus_sources
 
 READ = {"scope": "context-engine:read"}
-CONTRIBUTE = {"scope": "context-engine:contribute", "idempotent": True}
+# Internal: only provider principals reach it (customer keys get 404), with the contribute scope.
+CONTRIBUTE = {"scope": "context-engine:contribute", "idempotent": True, "internal": True}
 
 
 class SubjectRefBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -42,6 +43,7 @@ class CorpusSourceBody(msgspec.Struct, forbid_unknown_fields=True):
     title: str | None = None
     owner: str | None = None
     provenance_quality: str | None = None
+    classification: str | None = None
 
 
 class ContextSearchController(Controller):
@@ -102,7 +104,8 @@ class CorpusSourceController(Controller):
             "The source is identified by `uri` within the project: new content makes a new version, identical "
             "content changes nothing. Answers 201 once the version serves; 202 when the version is stored but not "
             "serving yet (still ingesting after `wait` seconds, or its ingest failed: the body shows the version's "
-            "status, and sending the source again retries it); 200 when unchanged."
+            "status, and sending the source again retries it); 200 when unchanged (or only `classification` changed: "
+            "`general`, `financial` or `staffing`; omitted keeps a known source's classification)."
         ),
     )
     async def contribute(
@@ -119,6 +122,7 @@ class CorpusSourceController(Controller):
             title=data.title,
             owner=data.owner,
             provenance_quality=data.provenance_quality,
+            classification=data.classification,
         )
         contribution = await corpus_sources.contribute_source(
             request.user,

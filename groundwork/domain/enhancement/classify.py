@@ -114,6 +114,7 @@ _CONDITIONAL_INSTRUCTION = re.compile(
     r"^(?:if|when|whenever|once|after|before|while|until|unless)\b[^,]+,\s*(?P<verb>[a-z-]+)\s+(?P<next>[a-z`]+)", re.I
 )
 _MODAL = re.compile(r"\b(?:must|shall|should)\b", re.I)
+_OBLIGATION = re.compile(r"\b(?:must|shall)\b", re.I)
 _STRONG_PROHIBITION = re.compile(r"\b(?:must|may|shall|should) (?:never|not)\b", re.I)
 _IF_OUTCOME = re.compile(r"^(?:if|unless)\b[^,]+,\s*\S+", re.I)
 _PROHIBITION_FIRST = re.compile(r"^(?:never|do not|don't)\b", re.I)
@@ -234,6 +235,8 @@ def classify(sentence: str, section: str | None = None) -> str:
         return "requirement"
     if _STRONG_PROHIBITION.search(text):
         return "constraint"
+    if _OBLIGATION.search(text):  # "must"/"shall" states what the work must meet, never background
+        return "constraint" if _CONSTRAINT.search(text) else "requirement"
     if _IF_OUTCOME.match(text):  # "If the PSP is unavailable, checkout continues without ..." specifies behaviour
         return "requirement"
     if _CONTEXT.search(text) or (section and _CONTEXT_SECTION.search(section.rsplit(">", 1)[-1])):

@@ -107,12 +107,12 @@ async def search_scope(
 
 
 async def upsert_source_for_update(
-    *, workspace_id: str, project_id: str, uri: str, title: str, kind: str, owner: str
+    *, workspace_id: str, project_id: str, uri: str, title: str, kind: str, owner: str, classification: str
 ) -> dict[str, Any]:
-    """The source with this uri in the project (created if new), locked until commit."""
+    """The source with this uri in the project (created with `classification` if new), locked until commit."""
     await db.execute(
-        "INSERT INTO corpus_sources (id, workspace_id, project_id, uri, title, kind, owner)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (project_id, uri) DO NOTHING",
+        "INSERT INTO corpus_sources (id, workspace_id, project_id, uri, title, kind, owner, classification)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (project_id, uri) DO NOTHING",
         new_id("src"),
         workspace_id,
         project_id,
@@ -120,6 +120,7 @@ async def upsert_source_for_update(
         title,
         kind,
         owner,
+        classification,
     )
     row = await db.fetchrow(
         "SELECT * FROM corpus_sources WHERE project_id = $1 AND uri = $2 FOR UPDATE", project_id, uri
@@ -168,6 +169,21 @@ async def insert_version(
     return dict(row)
 
 
+async def set_source_classification(source_id: str, classification: str) -> list[tuple[str, str]]:
+    """Reclassify a source; returns the indexed units (active version, live segmenter) to index again."""
+    await db.execute("UPDATE corpus_sources SET classification = $2 WHERE id = $1", source_id, classification)
+    rows = await db.fetch(
+        """
+        SELECT c.source_version_id, c.segmenter_id FROM corpus_segmentations c
+        JOIN corpus_source_versions v ON v.id = c.source_version_id AND v.status = 'active'
+        JOIN corpus_segmenters g ON g.id = c.segmenter_id AND (g.active OR g.staging)
+        WHERE v.source_id = $1 ORDER BY c.segmenter_id
+        """,
+        source_id,
+    )
+    return [(r["source_version_id"], r["segmenter_id"]) for r in rows]
+
+
 async def update_source_owner(source_id: str, owner: str) -> None:
     """Record who contributed the source last."""
     await db.execute("UPDATE corpus_sources SET owner = $2 WHERE id = $1", source_id, owner)
@@ -189,7 +205,8 @@ async def version_summary(version_id: str) -> dict[str, Any] | None:
     row = await db.fetchrow(
         """
         SELECT v.id, v.seq, v.kind, v.content_hash, v.byte_size, v.status, v.created_at, v.ingested_at,
-               s.id AS source_id, s.project_id, s.uri, s.title, s.owner, s.created_at AS source_created_at,
+               s.id AS source_id, s.project_id, s.uri, s.title, s.owner, s.classification,
+               s.created_at AS source_created_at,
                s.updated_at AS source_updated_at,
                (SELECT c.passage_count FROM corpus_segmentations c JOIN corpus_segmenters g ON g.id = c.segmenter_id
                  WHERE c.source_version_id = v.id AND g.active) AS passage_count,
@@ -372,8 +389,10 @@ async def passages_of_version(version_id: str, segmenter_id: str) -> list[dict[s
     return [dict(r) for r in rows]
 
 
-async def passages_for_hits(workspace_id: str, seqs: list[int], project_ids: list[str]) -> dict[int, dict[str, Any]]:
-    """Passages by index key, only if visible now: in the projects, of an active version and segmenter."""
+async def passages_for_hits(
+    workspace_id: str, seqs: list[int], project_ids: list[str], classes: list[str]
+) -> dict[int, dict[str, Any]]:
+    """Passages by index key, only if visible now: in the projects and classes, of an active version and segmenter."""
     # The hits (at most a page) first, whatever the statistics say; then their version, segmenter, source.
     rows = await db.fetch(
         """
@@ -386,11 +405,12 @@ async def passages_for_hits(workspace_id: str, seqs: list[int], project_ids: lis
         FROM hits p
         JOIN corpus_source_versions v ON v.id = p.source_version_id AND v.status = 'active'
         JOIN corpus_segmenters g ON g.id = p.segmenter_id AND g.active
-        JOIN corpus_sources s ON s.id = p.source_id
+        JOIN corpus_sources s ON s.id = p.source_id AND s.classification = ANY($4::text[])
         """,
         workspace_id,
         seqs,
         project_ids,
+        classes,
     )
     return {r["seq"]: dict(r) for r in rows}
 
@@ -423,9 +443,11 @@ async def last_index_change() -> int:
 
 
 _INDEXABLE = """
-    SELECT p.seq, p.text, p.workspace_id, p.project_id, p.source_id, p.source_version_id, p.segmenter_id, v.kind
+    SELECT p.seq, p.text, p.workspace_id, p.project_id, p.source_id, p.source_version_id, p.segmenter_id, v.kind,
+           s.classification
     FROM corpus_passages p
     JOIN corpus_source_versions v ON v.id = p.source_version_id
+    JOIN corpus_sources s ON s.id = p.source_id
 """
 
 

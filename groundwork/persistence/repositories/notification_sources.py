@@ -62,6 +62,29 @@ async def message_with_thread(message_id: str) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
+async def superseded_entry(entry_id: str) -> dict[str, Any] | None:
+    """A context entry with its project (id, key, workspace), term, type and class."""
+    row = await db.fetchrow(
+        """
+        SELECT e.id, e.workspace_id, e.project_id, e.term, e.contribution_type, e.classification,
+               e.superseded_by, j.key AS project_key
+        FROM context_entries e JOIN projects j ON j.id = e.project_id
+        WHERE e.id = $1
+        """,
+        entry_id,
+    )
+    return dict(row) if row else None
+
+
+async def project_leads(project_id: str) -> list[str]:
+    """Ids of the principals who lead the project (membership role `lead`)."""
+    rows = await db.fetch(
+        "SELECT principal_id FROM memberships WHERE project_id = $1 AND role = 'lead' ORDER BY principal_id",
+        project_id,
+    )
+    return [r["principal_id"] for r in rows]
+
+
 # ---------------------------------------------------------------------------------------------- summaries
 
 
@@ -109,6 +132,22 @@ async def messages_to(principal_id: str, since: datetime) -> list[dict[str, Any]
         WHERE p.principal_id = $1 AND m.sender_id <> $1 AND m.created_at >= $2
         """,
         principal_id,
+        since,
+    )
+    return [dict(r) for r in rows]
+
+
+async def entries_superseded(project_ids: list[str], classes: list[str], since: datetime) -> list[dict[str, Any]]:
+    """Context entries of the given classes superseded since a time in the given projects."""
+    rows = await db.fetch(
+        """
+        SELECT e.id, e.term, e.contribution_type, e.superseded_at, j.key AS project_key
+        FROM context_entries e JOIN projects j ON j.id = e.project_id
+        WHERE e.project_id = ANY($1::text[]) AND e.classification = ANY($2::text[])
+          AND e.status = 'superseded' AND e.superseded_at >= $3
+        """,
+        project_ids,
+        classes,
         since,
     )
     return [dict(r) for r in rows]

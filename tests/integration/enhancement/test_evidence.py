@@ -7,6 +7,8 @@ from typing import Any
 import httpx
 
 from tests.conftest import Workspace
+from tests.integration.context_engine.helpers import body, register
+from tests.integration.context_engine.helpers import contribute as contribute_package
 from tests.integration.enhancement.conftest import create_run
 from tests.integration.search.helpers import contribute
 
@@ -27,7 +29,7 @@ async def test_drafts_cite_corpus_passages_of_the_project(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
     key = await workspace.key("owner", admin=True)
-    await contribute(client, workspace, key, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    await contribute(client, workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
     run = (await create_run(client, workspace, key, work_item["id"], ["requirements", "risk_check"])).json()["data"]
     requirements = next(d for d in run["drafts"] if d["field"] == "requirements")
     passages = [r for r in requirements["evidenceRefs"] if r["kind"] == "passage"]
@@ -42,11 +44,46 @@ async def test_drafts_cite_corpus_passages_of_the_project(
 async def test_a_requester_without_context_read_gets_no_corpus_evidence(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
-    admin = await workspace.key("owner", admin=True)
-    await contribute(client, workspace, admin, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    await contribute(client, workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
     guest = await workspace.key("guest", memberships={"ALPHA": "guest"})
     run = (await create_run(client, workspace, guest, work_item["id"], ["requirements"])).json()["data"]
     assert run["state"] == "ready_for_review"
     refs = {r["kind"] for d in run["drafts"] for r in d["evidenceRefs"]}
     assert refs == {"work_item"}
     assert "application logs" not in run["drafts"][0]["proposedValue"]
+
+
+async def test_drafts_cite_matching_ready_context_packages_of_the_project(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    radar = await register(client, workspace, "risk-radar", capabilities=["risks"])
+    ledger = await register(client, workspace, "ledger", "financial", ["risks"])
+    alpha = workspace.projects["ALPHA"]
+    package = await contribute_package(
+        client,
+        workspace,
+        body(
+            radar,
+            alpha,
+            "Card token migration",
+            "The card token migration to PSP tokens must finish before the legacy vault licence ends.",
+        ),
+    )
+    secret = await contribute_package(
+        client,
+        workspace,
+        body(ledger, alpha, "Card token budget", "The card token migration must save cards within the PSP budget."),
+    )
+    other = await contribute_package(
+        client,
+        workspace,
+        body(radar, workspace.projects["BETA"], "Card tokens in beta", "Card tokens must be saved in beta too."),
+    )
+    run = (await create_run(client, workspace, key, work_item["id"], ["requirements"])).json()["data"]
+    refs = [r for d in run["drafts"] for r in d["evidenceRefs"]]
+    cited = {r["id"] for r in refs if r["kind"] == "context_package"}
+    assert cited == {package["entryId"]}
+    assert secret["entryId"] not in cited and other["entryId"] not in cited
+    requirements = run["drafts"][0]["proposedValue"]
+    assert f"[context_package:{package['entryId']}]" in requirements

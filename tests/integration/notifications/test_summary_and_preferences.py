@@ -47,7 +47,7 @@ async def test_summary_counts_what_the_caller_requested_watches_or_is_in_and_is_
     second = await _summary(client, people, people.alice, since)
     assert first.status_code == 200 and first.content == second.content
     data = first.json()["data"]
-    assert data["counts"] == {"work_item_enhancement": 1, "messages": 1}
+    assert data["counts"] == {"work_item_enhancement": 1, "messages": 1, "context_engine": 0}
     assert {(i["kind"], i["resourceType"], i["resourceId"]) for i in data["items"]} == {
         ("work_item_enhancement", "work_item_enhancement_run", run["id"]),
         ("messages", "message_thread", thread["id"]),
@@ -57,6 +57,7 @@ async def test_summary_counts_what_the_caller_requested_watches_or_is_in_and_is_
     assert (await _summary(client, people, people.bob, since)).json()["data"]["counts"] == {
         "work_item_enhancement": 0,
         "messages": 0,
+        "context_engine": 0,
     }
     assert (await _summary(client, people, people.carol, since)).json()["data"]["items"] == []
     later = await _summary(client, people, people.alice, data["asOf"])

@@ -13,7 +13,6 @@ from tests.conftest import Workspace, idem
 async def contribute(
     client: httpx.AsyncClient,
     workspace: Workspace,
-    key: str,
     project: str,
     uri: str,
     content: str | bytes,
@@ -21,14 +20,17 @@ async def contribute(
     expect: int = 201,
     **extra: Any,
 ) -> dict[str, Any]:
-    """POST a source to the internal provider API (waiting for ingestion) and return `data`."""
+    """POST a source to the internal provider API as the workspace's provider (waiting for ingestion); `data`."""
     body: dict[str, Any] = {"project_id": workspace.projects[project], "uri": uri, "kind": kind, **extra}
     if isinstance(content, bytes):
         body["content_base64"] = base64.b64encode(content).decode()
     else:
         body["content"] = content
     response = await client.post(
-        "/internal/v1/corpus/sources", params={"wait": 30}, json=body, headers=workspace.headers(key, **idem())
+        "/internal/v1/corpus/sources",
+        params={"wait": 30},
+        json=body,
+        headers=workspace.headers(await workspace.provider_key(), **idem()),
     )
     assert response.status_code == expect, response.text
     return response.json()["data"]

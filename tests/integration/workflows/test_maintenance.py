@@ -7,6 +7,7 @@ from typing import Any
 
 from groundwork.persistence.repositories import idempotency
 from groundwork.worker import ensure_schedules
+from groundwork.workflows.context_engine import PROVIDERS_SCHEDULE_ID
 from groundwork.workflows.maintenance import PURGE_SCHEDULE_ID, PurgeIdempotencyKeysWorkflow
 from tests.conftest import Workspace
 
@@ -34,8 +35,12 @@ async def test_purge_workflow_removes_expired_records_only(
 
 
 async def test_schedules_are_created_once(temporal_client: Any, settings: Any) -> None:
-    await ensure_schedules(temporal_client, settings.temporal_task_queue)
-    await ensure_schedules(temporal_client, settings.temporal_task_queue)
-    handle = temporal_client.get_schedule_handle(PURGE_SCHEDULE_ID)
-    description = await handle.describe()
-    assert description.schedule.spec.intervals[0].every.total_seconds() == 3600
+    try:
+        await ensure_schedules(temporal_client, settings.temporal_task_queue)
+        await ensure_schedules(temporal_client, settings.temporal_task_queue)
+        handle = temporal_client.get_schedule_handle(PURGE_SCHEDULE_ID)
+        description = await handle.describe()
+        assert description.schedule.spec.intervals[0].every.total_seconds() == 3600
+    finally:
+        # The providers' schedule would contribute to every test's workspace at the next quarter hour.
+        await temporal_client.get_schedule_handle(PROVIDERS_SCHEDULE_ID).delete()

@@ -20,7 +20,12 @@ def _index(batches: list[list[tuple[int, str, str]]]) -> tantivy.Index:
             doc = tantivy.Document()
             doc.add_integer("seq", seq)
             doc.add_text("text", text)
-            for name, value in (("project_id", project), ("segmenter_id", "paragraph@1"), ("kind", "text")):
+            for name, value in (
+                ("project_id", project),
+                ("segmenter_id", "paragraph@1"),
+                ("kind", "text"),
+                ("classification", "general"),
+            ):
                 doc.add_text(name, value)
             writer.add_document(doc)
         writer.commit()

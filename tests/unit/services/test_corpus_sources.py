@@ -38,8 +38,8 @@ class _Temporal:
 async def test_an_ingest_that_fails_while_waiting_is_accepted_not_a_server_error(
     monkeypatch: pytest.MonkeyPatch, error: BaseException
 ) -> None:
-    async def permissions(*_: Any) -> set[str]:
-        return {"project:read"}
+    async def project(project_id: str) -> dict[str, Any]:
+        return {"id": project_id, "workspace_id": "wsp_1", "key": "A", "name": "A"}
 
     async def receive(*_: Any, **__: Any) -> corpus_sources.Received:
         return corpus_sources.Received("added", "src_1", "ver_1")
@@ -51,13 +51,13 @@ async def test_an_ingest_that_fails_while_waiting_is_accepted_not_a_server_error
         assert version_id == "ver_1"
         return VERSION
 
-    monkeypatch.setattr(corpus_sources.tenancy, "project_permissions", permissions)
+    monkeypatch.setattr(corpus_sources.repo, "project_by_id", project)
     monkeypatch.setattr(corpus_sources, "receive_source", receive)
     monkeypatch.setattr(corpus_sources, "start_ingest", start)
     monkeypatch.setattr(corpus_sources.repo, "version_summary", summary)
     upload = corpus_sources.SourceUpload(project_id="prj_1", uri="a.md", kind="markdown", content=b"# A")
 
-    principal = Principal("key_1", "wsp_1", "provider", "service", False, "key_1", frozenset())
+    principal = Principal("key_1", "wsp_1", "provider", "provider", False, "key_1", frozenset())
     temporal: Any = _Temporal()
 
     contribution = await corpus_sources.contribute_source(

@@ -1,0 +1,1 @@
+"""The Agent API (`/api/agent/v1`): agent-optimized read models with directional signals only."""

@@ -1,0 +1,1 @@
+"""Context engine rules: packages, providers, contributions, merge decisions, briefings, agent signals."""

@@ -1,0 +1,248 @@
+"""Tantivy indexes kept as generations: one writer per generation, readers that reload after commits.
+
+Layout under `<index_dir>/<name>/`: one directory per generation (`gen-<ULID>/`, a complete index plus
+`groundwork.json` with the schema version and the last change-log position applied) and a `CURRENT`
+file naming the generation that serves. A rebuild writes a new generation beside the serving one and
+switches `CURRENT` at the end, so readers never see a half-built index.
+
+Only one process may hold a generation's writer (Tantivy's lock); readers in any process reload when
+the generation's `meta.json` changes, i.e. after every commit. The corpus index and the package
+index are both built on this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import threading
+import weakref
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+import tantivy
+from ulid import ULID
+
+_STATE_FILE = "groundwork.json"
+_CURRENT_FILE = "CURRENT"
+
+
+class IndexBusy(RuntimeError):
+    """Another process holds this generation's writer."""
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _write_atomically(path: Path, content: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(content, encoding="utf-8")
+    with open(tmp, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class GenerationWriter:
+    """The writer of one generation: changes become visible with `commit`, which records the log position."""
+
+    schema_version = 1
+
+    def __init__(self, path: Path, schema: tantivy.Schema, *, heap_bytes: int) -> None:
+        self.path = path
+        self.name = path.name
+        self._index = tantivy.Index(schema, path=str(path), reuse=True)
+        try:
+            self._writer = self._index.writer(heap_size=heap_bytes)
+        except ValueError as exc:
+            if "LockBusy" in str(exc):
+                raise IndexBusy(f"another process is writing the index at {path}") from None
+            raise
+        state = _read_json(path / _STATE_FILE) or {}
+        self.applied_seq = int(state.get("applied_seq", 0))
+
+    def add_document(self, document: tantivy.Document) -> None:
+        """Add one document (visible after the next commit)."""
+        self._writer.add_document(document)
+
+    def delete_by_term(self, field: str, value: str) -> None:
+        """Delete every document whose raw field `field` holds `value` (ordered before later adds)."""
+        self._writer.delete_documents_by_term(field, value)
+
+    def commit(self, applied_seq: int) -> None:
+        """Make the pending changes visible and record the change-log position they reach."""
+        self._writer.commit()
+        _write_atomically(
+            self.path / _STATE_FILE,
+            json.dumps({"schema_version": self.schema_version, "applied_seq": applied_seq}),
+        )
+        self.applied_seq = applied_seq
+
+    def close(self) -> None:
+        """Drop uncommitted changes and release the lock."""
+        with contextlib.suppress(Exception):
+            self._writer.rollback()
+        with contextlib.suppress(Exception):
+            self._writer.wait_merging_threads()
+        del self._writer
+
+
+W = TypeVar("W", bound=GenerationWriter)
+I = TypeVar("I", bound="GenerationalIndex[Any]")  # noqa: E741
+
+
+class GenerationalIndex(Generic[W]):
+    """One index (a folder of generations) under an index directory, shared by everything in this process."""
+
+    folder: ClassVar[str] = ""
+    writer_class: type[GenerationWriter] = GenerationWriter
+    _registry: ClassVar[dict[tuple[type, Path], Any]] = {}
+    _registry_lock = threading.Lock()
+
+    @classmethod
+    def at(cls: type[I], index_dir: Path) -> I:
+        """The process's handle on this index under `index_dir`."""
+        key = (cls, Path(index_dir).resolve())
+        with cls._registry_lock:
+            if key not in cls._registry:
+                cls._registry[key] = cls(key[1])
+            return cls._registry[key]  # type: ignore[no-any-return]
+
+    def build_schema(self) -> tantivy.Schema:
+        """The schema of this index's documents."""
+        raise NotImplementedError
+
+    def __init__(self, index_dir: Path, *, heap_bytes: int = 64_000_000) -> None:
+        self.root = index_dir / self.folder
+        self.schema = self.build_schema()
+        self.heap_bytes = heap_bytes
+        self._lock = threading.Lock()
+        self._current_sig: tuple[int, int] | None = None
+        self._current: str | None = None
+        self._reader: tantivy.Index | None = None
+        self._reader_generation: str | None = None
+        self._reader_sig: tuple[int, int, int] | None = None
+        self._writer: W | None = None
+        self._write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _open_writer(self, path: Path) -> W:
+        return self.writer_class(path, self.schema, heap_bytes=self.heap_bytes)  # type: ignore[return-value]
+
+    # -- generations ---------------------------------------------------------------------------------
+
+    def current_generation(self) -> str | None:
+        """The generation that serves, if it exists and has this code's schema."""
+        path = self.root / _CURRENT_FILE
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            self._current_sig, self._current = None, None
+            return None
+        sig = (stat.st_ino, stat.st_mtime_ns)
+        if sig != self._current_sig:
+            name = path.read_text(encoding="utf-8").strip()
+            state = _read_json(self.root / name / _STATE_FILE) if name else None
+            usable = state is not None and state.get("schema_version") == self.writer_class.schema_version
+            self._current_sig, self._current = sig, name if usable else None
+        return self._current
+
+    def new_generation(self) -> W:
+        """An empty generation beside the serving one, with its writer; `publish` makes it serve."""
+        path = self.root / f"gen-{ULID()}"
+        path.mkdir(parents=True)
+        writer = self._open_writer(path)
+        writer.commit(0)
+        return writer
+
+    def publish(self, generation: W) -> None:
+        """Make `generation` serve; older generations except the one it replaces are removed."""
+        with self._lock:
+            previous = self.current_generation()
+            _write_atomically(self.root / _CURRENT_FILE, generation.name)
+            if self._writer is not None and self._writer is not generation:
+                self._writer.close()
+            self._writer = generation
+            for path in self.root.glob("gen-*"):
+                if path.name not in (generation.name, previous):
+                    shutil.rmtree(path, ignore_errors=True)
+
+    # -- writing ---------------------------------------------------------------------------------------
+
+    def write_lock(self) -> asyncio.Lock:
+        """Serialises this process's writing tasks (one per event loop)."""
+        loop = asyncio.get_running_loop()
+        lock = self._write_locks.get(loop)
+        if lock is None:
+            lock = self._write_locks[loop] = asyncio.Lock()
+        return lock
+
+    def writer(self) -> W | None:
+        """The writer of the serving generation (opened on first use); None when no generation serves."""
+        with self._lock:
+            current = self.current_generation()
+            if current is None:
+                return None
+            if self._writer is not None and self._writer.name == current:
+                return self._writer
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            self._writer = self._open_writer(self.root / current)
+            return self._writer
+
+    def release_writer(self) -> None:
+        """Let another process write (the CLI does this when it is done)."""
+        with self._lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def searcher(self) -> tantivy.Searcher | None:
+        """A searcher over the latest commit of the serving generation; None before the first build."""
+        with self._lock:
+            current = self.current_generation()
+            if current is None:
+                return None
+            path = self.root / current
+            if current != self._reader_generation or self._reader is None:
+                reader = tantivy.Index.open(str(path))
+                reader.config_reader("manual")
+                self._reader, self._reader_generation, self._reader_sig = reader, current, None
+            try:
+                stat = (path / "meta.json").stat()
+            except FileNotFoundError:
+                return None
+            sig = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            if sig != self._reader_sig:
+                self._reader.reload()
+                self._reader_sig = sig
+            return self._reader.searcher()
+
+
+_configured_dir: Path | None = None
+
+
+def configure(index_dir: Path) -> None:
+    """Set where this process's indexes live (the API and the worker call it at start)."""
+    global _configured_dir
+    _configured_dir = Path(index_dir)
+
+
+def index_dir() -> Path:
+    """The configured index directory (else `$GROUNDWORK_INDEX_DIR`, else the data dir's `index/`)."""
+    if _configured_dir is not None:
+        return _configured_dir
+    from groundwork.config import default_data_dir
+
+    env = os.environ.get("GROUNDWORK_INDEX_DIR")
+    return Path(env) if env else default_data_dir() / "index"

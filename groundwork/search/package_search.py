@@ -1,0 +1,47 @@
+"""Package search over the package index: BM25 of parsed clauses within the caller's projects and classes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from groundwork.domain.corpus import QueryClause
+from groundwork.persistence.repositories import context_engine as repo
+from groundwork.search.analysis import AnalyzedClause, analyze_clauses
+from groundwork.search.corpus_search import HitPage, restricted, search_page, text_query
+from groundwork.search.package_index import package_index
+
+
+async def find_packages(
+    project_ids: list[str],
+    classes: tuple[str, ...],
+    clauses: list[AnalyzedClause],
+    *,
+    limit: int,
+    after: tuple[float, int] | None = None,
+    offset: int = 0,
+    contribution_type: str | None = None,
+) -> HitPage:
+    """One page of ready packages matching the clauses, in (score desc, seq asc) order, with the match count."""
+    if not project_ids or not clauses:
+        return HitPage([], False, 0)
+    index = package_index()
+    searcher = await asyncio.to_thread(index.searcher)
+    if searcher is None:
+        return HitPage([], False, 0)
+    restrictions = [("project_id", project_ids), ("classification", list(classes)), ("status", ["ready"])]
+    if contribution_type is not None:
+        restrictions.append(("contribution_type", [contribution_type]))
+    query = restricted(index.schema, text_query(index.schema, clauses), restrictions)
+    return await asyncio.to_thread(search_page, searcher, query, limit=limit, after=after, offset=offset)
+
+
+async def project_packages(workspace_id: str, project_id: str, text: str, limit: int = 5) -> list[dict[str, Any]]:
+    """Best ready `general` packages of one project for free text (every word optional), for grounding drafts.
+
+    The caller has already established that its principal may read the project's context.
+    """
+    clauses = analyze_clauses([QueryClause(word, False, "should", 0) for word in text.split()[:64]])
+    page = await find_packages([project_id], ("general",), clauses, limit=limit)
+    rows = await repo.entries_by_seq(workspace_id, [h.seq for h in page.hits], [project_id], ["general"])
+    return [rows[h.seq] for h in page.hits if h.seq in rows]
