@@ -540,10 +540,22 @@ async def bench(
                 cpu_before = get_meter.snapshot()
                 bare_rps = await requests_per_second(bare_port, "/bare", None, 16, window)
                 cpu_bare = get_meter.snapshot()
+                spy = None
+                if profile is not None:
+                    spy = subprocess.Popen(
+                        [
+                            *("py-spy", "record", "-p", str(pids["api"]), "-d", str(int(window))),
+                            *("-f", "raw", "-o", str(profile / "api-get.txt"), "-r", "200"),
+                        ],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
                 ours_big = await requests_per_second(
                     api_port, f"/api/v1/work-item-enhancements/{big['id']}", key, 16, window
                 )
                 cpu_big = get_meter.snapshot()
+                if spy is not None:
+                    spy.wait(60)
                 ours_small = await requests_per_second(
                     api_port, f"/api/v1/work-item-enhancements/{small['id']}", key, 16, window
                 )

@@ -28,7 +28,7 @@ from groundwork.domain.enhancement.model import (
     state_after_action,
 )
 from groundwork.domain.times import format_timestamp
-from groundwork.domain.work_items import parse_version
+from groundwork.domain.work_items import WorkItem, parse_version
 from groundwork.enhancers.run_evidence import EvidenceSource, GatheredEvidence, RunEvidence
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
@@ -75,8 +75,9 @@ class EnhancementActivities:
         self.enhancer = enhancer
         self.evidence = RunEvidence(evidence)
 
-    async def _gathered(self, run: runs.RunRow) -> GatheredEvidence:
-        item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
+    async def _gathered(self, run: runs.RunRow, item: WorkItem | None = None) -> GatheredEvidence:
+        if item is None:
+            item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
         if item is None:
             raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
         try:
@@ -118,8 +119,13 @@ class EnhancementActivities:
         """Generate one action's drafts and artifacts and store them with their events (once).
 
         A review-time action is recorded first (once per request id). The commit that completes the
-        last pending action of the run also moves it to review with the `completed` event.
+        last pending action of the run also moves it to review with the `completed` event. It
+        heartbeats throughout, so waiting for a database connection or the run's lock under load is
+        never mistaken for a dead worker.
         """
+        return await _with_heartbeats(self._perform(request))
+
+    async def _perform(self, request: ActionRequest) -> ActionResult:
         if request.action is not None:
             async with db.transaction():
                 await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
@@ -133,7 +139,7 @@ class EnhancementActivities:
         item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
         if item is None:
             raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
-        gathered = await self._gathered(run)
+        gathered = await self._gathered(run, item)
         code_context_reason = NO_CONNECTOR if run.code_context else NO_SCOPE
 
         async def generate() -> ActionOutput:
@@ -154,7 +160,7 @@ class EnhancementActivities:
             except EnhancementFailure as failure:
                 raise _coded(failure) from failure
 
-        output = await _with_heartbeats(generate())
+        output = await generate()
         async with db.transaction():
             locked = await runs.get_run_action(request.run_id, request.request_id, for_update=True)
             if locked is not None and locked.state == "completed":  # an overlapping attempt committed first
@@ -186,6 +192,7 @@ class EnhancementActivities:
                 now,
                 actor_id=run.requested_by,
             )
+            await runs.touch_run(run.id)  # readers keyed on `updated_at` see the new drafts at once
             state = run.state
             if request.review_window_seconds is not None:
                 # The run row last, held only for the check: concurrent actions of one run queue here, and
@@ -193,9 +200,7 @@ class EnhancementActivities:
                 # so exactly the last one finds nothing pending and finishes the run.
                 run = await runs.lock_run_for_change(request.run_id)
                 assert run is not None
-                state = run.state
-                if not await runs.pending_actions(run.id):
-                    state = await self._complete(run, request.review_window_seconds)
+                state = await self._complete(run, request.review_window_seconds)
         return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts], state)
 
     async def _stored(self, run_action: runs.RunActionRow, state: str | None = None) -> ActionResult:
@@ -206,24 +211,24 @@ class EnhancementActivities:
         return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts], state)
 
     async def _complete(self, run: runs.RunRow, review_window_seconds: int) -> str:
-        """running -> ready_for_review (or back to applied) with the `completed` event; call in a transaction."""
-        if run.state != "running":
+        """running -> ready_for_review (or back to applied) with the `completed` event, unless an action is
+        still pending; call in a transaction holding the run's row lock. Returns the run's state."""
+        facts = await runs.completion_facts(run.id)
+        if run.state != "running" or facts.pending:
             return run.state
-        next_state = state_after_action(bool(await runs.list_applies(run.id)))
+        next_state = state_after_action(facts.has_applies)
         expires = run.review_expires_at or _now() + timedelta(seconds=review_window_seconds)
         await runs.set_run_state(
             run.id, next_state, from_states=("running",), review_expires_at=expires, completed=True
         )
-        drafts = await runs.list_drafts(run.id)
-        artifacts = await runs.list_artifacts(run.id)
         now = _now()
         await runs.append_run_event(
             run,
             "completed",
             {
                 "target_id": run.target_id,
-                "draft_count": len(drafts),
-                "artifact_count": len(artifacts),
+                "draft_count": facts.drafts,
+                "artifact_count": facts.artifacts,
                 "completed_at": format_timestamp(now),
             },
             now,
@@ -267,6 +272,7 @@ class EnhancementActivities:
                 )
             elif await runs.pending_actions(failure.run_id):
                 next_state = run.state  # other actions still run; the last of them settles the run
+                await runs.touch_run(failure.run_id)
             else:
                 next_state = state_after_action(bool(await runs.list_applies(failure.run_id)))
                 await runs.set_run_state(failure.run_id, next_state, from_states=("running",))

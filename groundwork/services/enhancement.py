@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -211,15 +212,35 @@ async def _views(runs_: list[runs.RunRow], rights: dict[str, CallerRights]) -> l
     return [_view(r, actions[r.id], drafts[r.id], artifacts[r.id], rights[r.project_id]) for r in runs_]
 
 
-async def load_run(principal: Principal, run_id: str) -> RunView:
-    """A run the caller can see, with its actions, drafts and artifacts (two round trips)."""
-    found = await runs.get_run_with_contents(principal.workspace_id, run_id)
+Contents = tuple[list[runs.RunActionRow], list[runs.DraftRow], list[runs.ArtifactRow]]
+# A run's actions, drafts and artifacts by run id, with the `updated_at` they were read at. Every change of
+# them bumps the run's `updated_at` in its transaction, so a reader that sees the same `updated_at` on the
+# run row (read on every request) may reuse them; a process keeps the most recent few hundred runs.
+_contents: OrderedDict[str, tuple[datetime, Contents]] = OrderedDict()
+_CONTENTS_KEPT = 256
+
+
+async def _contents_of(run: runs.RunRow) -> Contents:
+    cached = _contents.get(run.id)
+    if cached is not None and cached[0] == run.updated_at:
+        _contents.move_to_end(run.id)
+        return cached[1]
+    found = await runs.get_run_with_contents(run.workspace_id, run.id)
     if found is None:
         raise NotFound("No such enhancement run.")
-    run, actions, drafts, artifacts = found
-    permissions = await tenancy.project_permissions(principal, run.project_id)
-    if not permissions or "project:read" not in permissions:
-        raise NotFound("No such enhancement run.")
+    fresh, actions, drafts, artifacts = found
+    if fresh.updated_at == run.updated_at:  # unchanged in between: safe to keep
+        _contents[run.id] = (run.updated_at, (actions, drafts, artifacts))
+        _contents.move_to_end(run.id)
+        while len(_contents) > _CONTENTS_KEPT:
+            _contents.popitem(last=False)
+    return actions, drafts, artifacts
+
+
+async def load_run(principal: Principal, run_id: str) -> RunView:
+    """A run the caller can see, with its actions, drafts and artifacts (two round trips when unchanged)."""
+    run, permissions = await _visible_run(principal, run_id)
+    actions, drafts, artifacts = await _contents_of(run)
     return _view(run, actions, drafts, artifacts, _rights(principal, "work_items:write" in permissions))
 
 

@@ -17,6 +17,7 @@ import asyncpg
 
 log = logging.getLogger(__name__)
 CHANNEL = "groundwork_enhancement_run"
+SETTLING = ("queued", "running")
 
 
 class RunWaits:
@@ -47,7 +48,10 @@ class RunWaits:
                 await self._connection.close()
         self._connection = None
 
-    def _notified(self, _connection: object, _pid: int, _channel: str, run_id: str) -> None:
+    def _notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+        run_id, _, state = payload.partition(" ")
+        if state in SETTLING:  # a run that is (still) queued or running is not worth a read
+            return
         for event in self._waiters.get(run_id, ()):
             event.set()
 

@@ -11,11 +11,12 @@ CREATE TABLE enhancement_run_evidence (
     gathered_at      timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 
--- Every state change of a run wakes the API calls waiting on it (LISTEN groundwork_enhancement_run),
--- so a create that waits for the finished run answers at the commit, not at the next poll.
+-- Every state change of a run wakes the API calls waiting on it (LISTEN groundwork_enhancement_run,
+-- payload `<run id> <new state>`), so a create that waits for the finished run answers at the commit,
+-- not at the next poll.
 CREATE FUNCTION enhancement_run_state_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('groundwork_enhancement_run', NEW.id);
+    PERFORM pg_notify('groundwork_enhancement_run', NEW.id || ' ' || NEW.state);
     RETURN NULL;
 END $$;
 CREATE TRIGGER enhancement_run_state_notify_after_update AFTER UPDATE OF state ON enhancement_runs

@@ -245,6 +245,30 @@ async def get_run_with_contents(
     )
 
 
+@dataclass(frozen=True)
+class CompletionFacts:
+    """What finishing a run needs to know, in one round trip."""
+
+    pending: int
+    has_applies: bool
+    drafts: int
+    artifacts: int
+
+
+async def completion_facts(run_id: str) -> CompletionFacts:
+    """Pending actions, whether anything was applied, and the draft and artifact counts of a run."""
+    row = await db.fetchrow(
+        """SELECT
+            (SELECT count(*) FROM enhancement_run_actions WHERE run_id = $1 AND state = 'pending') AS pending,
+            EXISTS (SELECT 1 FROM enhancement_applies WHERE run_id = $1) AS has_applies,
+            (SELECT count(*) FROM enhancement_drafts WHERE run_id = $1) AS drafts,
+            (SELECT count(*) FROM enhancement_artifacts WHERE run_id = $1) AS artifacts""",
+        run_id,
+    )
+    assert row is not None
+    return CompletionFacts(int(row["pending"]), bool(row["has_applies"]), int(row["drafts"]), int(row["artifacts"]))
+
+
 async def pending_actions(run_id: str) -> list[RunActionRow]:
     """The action requests of a run not yet completed or failed."""
     rows = await db.fetch(
@@ -313,6 +337,11 @@ async def get_run(workspace_id: str, run_id: str, *, for_update: bool = False) -
     lock = " FOR UPDATE OF r" if for_update else ""
     row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1 AND r.workspace_id = $2{lock}", run_id, workspace_id)
     return _run(row) if row else None
+
+
+async def touch_run(run_id: str) -> None:
+    """Mark a run changed (its `updated_at`) when its actions, drafts or artifacts change without its state."""
+    await db.execute("UPDATE enhancement_runs SET updated_at = clock_timestamp() WHERE id = $1", run_id)
 
 
 async def lock_run_for_change(run_id: str) -> RunRow | None:
