@@ -33,6 +33,7 @@ from groundwork.domain.enhancement.enhancer import Enhancer
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
 from groundwork.enhancers.evidence import CorpusEvidence
+from groundwork.enhancers.run_evidence import EvidenceSource
 from groundwork.persistence import db
 from groundwork.search import corpus_index
 from groundwork.services.corpus_indexing import follow_index_changes
@@ -82,10 +83,15 @@ def enhancer_for(settings: Settings) -> Enhancer:
 
 
 def build_worker(
-    client: Client, task_queue: str, *, enhancer: Enhancer | None = None, settings: Settings | None = None
+    client: Client,
+    task_queue: str,
+    *,
+    enhancer: Enhancer | None = None,
+    settings: Settings | None = None,
+    evidence: EvidenceSource | None = None,
 ) -> Worker:
     """A worker for every Groundwork workflow and activity on `task_queue` (sends configured by `settings`)."""
-    enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), CorpusEvidence())
+    enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), evidence or CorpusEvidence())
     notifications = NotificationActivities(settings)
     return Worker(
         client,

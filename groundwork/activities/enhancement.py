@@ -2,20 +2,22 @@
 
 Every activity may run more than once (Temporal retries it after a crash or timeout), so each one
 checks what is already done before doing it, and writes its change and its outbox events in one
-transaction.
+transaction. A failure leaves as an `ApplicationError` whose type is one of the documented error
+codes (`ACTION_ERROR_CODES`); anything unforeseen is recorded by the workflow as `internal_error`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from groundwork.domain.enhancement.enhancer import EnhancementContext, Enhancer, Evidence
+from groundwork.domain.enhancement.enhancer import EnhancementContext, EnhancementFailure, Enhancer
 from groundwork.domain.enhancement.extractive import work_item_evidence
 from groundwork.domain.enhancement.model import (
     REVIEWABLE_STATES,
@@ -26,7 +28,8 @@ from groundwork.domain.enhancement.model import (
     state_after_action,
 )
 from groundwork.domain.times import format_timestamp
-from groundwork.domain.work_items import parse_version
+from groundwork.domain.work_items import WorkItem, parse_version
+from groundwork.enhancers.run_evidence import EvidenceSource, GatheredEvidence, RunEvidence
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items as work_item_repo
@@ -36,9 +39,11 @@ from groundwork.workflows.enhancement import (
     ApplyCommand,
     ApplyOutcome,
     NewActionRequest,
+    PreparedRun,
     RunFailure,
 )
 
+log = logging.getLogger(__name__)
 HEARTBEAT_EVERY_SECONDS = 1.0
 T = TypeVar("T")
 NO_CONNECTOR = "no authorized code-context connector exists for this workspace."
@@ -59,67 +64,107 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _coded(failure: EnhancementFailure) -> ApplicationError:
+    return ApplicationError(str(failure), type=failure.code, non_retryable=not failure.retryable)
+
+
 class EnhancementActivities:
     """The activities, bound to the generator the worker was configured with."""
 
     def __init__(self, enhancer: Enhancer, evidence: EvidenceSource) -> None:
         self.enhancer = enhancer
-        self.evidence = evidence
+        self.evidence = RunEvidence(evidence)
+
+    async def _gathered(self, run: runs.RunRow, item: WorkItem | None = None) -> GatheredEvidence:
+        if item is None:
+            item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
+        if item is None:
+            raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
+        try:
+            return await self.evidence.for_run(run, item)
+        except Exception as exc:  # retried; after the last attempt the run fails with this code
+            log.warning("gathering evidence for %s failed: %s", run.id, exc)
+            raise ApplicationError(
+                f"the run's evidence could not be gathered: {type(exc).__name__}", type="evidence_unavailable"
+            ) from exc
+
+    @activity.defn(name="enhancement_prepare_run")
+    async def prepare_run(self, run_id: str) -> PreparedRun:
+        """queued -> running, and the run's evidence gathered once for all its actions (a local activity)."""
+        await runs.set_run_state(run_id, "running", from_states=("queued",))
+        run = await runs.get_run_by_id(run_id)
+        if run is None:
+            raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
+        actions = await runs.list_run_actions(run_id)
+        pending = [a.request_id for a in actions if a.state == "pending"]
+        if pending:
+            await self._gathered(run)
+        return PreparedRun(pending, len(actions))
 
     @activity.defn(name="enhancement_start_run")
     async def start_run(self, run_id: str) -> list[str]:
-        """queued → running; returns the request ids of the actions still to perform."""
+        """queued -> running; returns the request ids of the actions still to perform (runs before the patch)."""
         await runs.set_run_state(run_id, "running", from_states=("queued",))
         return [a.request_id for a in await runs.list_run_actions(run_id) if a.state == "pending"]
 
     @activity.defn(name="enhancement_begin_action")
     async def begin_action(self, request: NewActionRequest) -> None:
-        """Record an action asked for on a reviewable run and move the run to running."""
+        """Record an action asked for on a reviewable run and move the run to running (runs before the patch)."""
         async with db.transaction():
             await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
             await runs.set_run_state(request.run_id, "running", from_states=REVIEWABLE_STATES)
 
     @activity.defn(name="enhancement_perform_action")
     async def perform_action(self, request: ActionRequest) -> ActionResult:
-        """Generate one action's drafts and artifacts and store them with their events (once)."""
+        """Generate one action's drafts and artifacts and store them with their events (once).
+
+        A review-time action is recorded first (once per request id). The commit that completes the
+        last pending action of the run also moves it to review with the `completed` event. It
+        heartbeats throughout, so waiting for a database connection or the run's lock under load is
+        never mistaken for a dead worker.
+        """
+        return await _with_heartbeats(self._perform(request))
+
+    async def _perform(self, request: ActionRequest) -> ActionResult:
+        if request.action is not None:
+            async with db.transaction():
+                await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
+                await runs.set_run_state(request.run_id, "running", from_states=REVIEWABLE_STATES)
         run_action = await runs.get_run_action(request.run_id, request.request_id)
         run = await runs.get_run_by_id(request.run_id)
         if run_action is None or run is None:
             raise ApplicationError(f"unknown action request {request}", non_retryable=True, type="not_found")
         if run_action.state == "completed":  # a retry after the commit: answer what was stored
-            drafts, artifacts = await runs.outputs_of_action(run_action.id)
-            return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
+            return await self._stored(run_action)
         item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
         if item is None:
             raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
+        gathered = await self._gathered(run, item)
+        code_context_reason = NO_CONNECTOR if run.code_context else NO_SCOPE
 
         async def generate() -> ActionOutput:
-            evidence = work_item_evidence(item.id, item.title, item.fields)
-            evidence += await self.evidence.passages(
-                run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
-            )
-            evidence += await self.evidence.packages(
-                run.workspace_id, run.project_id, run.requested_by, item.title, item.fields
-            )
-            return await self.enhancer.enhance(
-                EnhancementContext(
-                    action=run_action.action,
-                    work_item_id=item.id,
-                    work_item_key=item.key,
-                    title=item.title,
-                    fields=dict(item.fields),
-                    evidence=tuple(evidence),
-                    instructions=run_action.instructions,
-                    code_context_unavailable_reason=NO_CONNECTOR if run.code_context else NO_SCOPE,
+            try:
+                return await self.enhancer.enhance(
+                    EnhancementContext(
+                        action=run_action.action,
+                        work_item_id=item.id,
+                        work_item_key=item.key,
+                        title=item.title,
+                        fields=dict(item.fields),
+                        evidence=tuple(work_item_evidence(item.id, item.title, item.fields)) + gathered.evidence,
+                        instructions=run_action.instructions,
+                        code_context_unavailable_reason=code_context_reason,
+                        reference_items=gathered.reference_items,
+                    )
                 )
-            )
+            except EnhancementFailure as failure:
+                raise _coded(failure) from failure
 
-        output = await _with_heartbeats(generate())
+        output = await generate()
         async with db.transaction():
             locked = await runs.get_run_action(request.run_id, request.request_id, for_update=True)
             if locked is not None and locked.state == "completed":  # an overlapping attempt committed first
-                drafts, artifacts = await runs.outputs_of_action(run_action.id)
-                return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
+                return await self._stored(run_action)
             drafts, artifacts = await runs.record_action_output(run_action, output)
             now = _now()
             for draft in drafts:
@@ -147,37 +192,57 @@ class EnhancementActivities:
                 now,
                 actor_id=run.requested_by,
             )
-        return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts])
+            await runs.touch_run(run.id)  # readers keyed on `updated_at` see the new drafts at once
+            state = run.state
+            if request.review_window_seconds is not None:
+                # The run row last, held only for the check: concurrent actions of one run queue here, and
+                # under READ COMMITTED each sees the others' committed completions once it holds the lock,
+                # so exactly the last one finds nothing pending and finishes the run.
+                run = await runs.lock_run_for_change(request.run_id)
+                assert run is not None
+                state = await self._complete(run, request.review_window_seconds)
+        return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts], state)
+
+    async def _stored(self, run_action: runs.RunActionRow, state: str | None = None) -> ActionResult:
+        drafts, artifacts = await runs.outputs_of_action(run_action.id)
+        if state is None:
+            run = await runs.get_run_by_id(run_action.run_id)
+            state = run.state if run is not None else "running"
+        return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts], state)
+
+    async def _complete(self, run: runs.RunRow, review_window_seconds: int) -> str:
+        """running -> ready_for_review (or back to applied) with the `completed` event, unless an action is
+        still pending; call in a transaction holding the run's row lock. Returns the run's state."""
+        facts = await runs.completion_facts(run.id)
+        if run.state != "running" or facts.pending:
+            return run.state
+        next_state = state_after_action(facts.has_applies)
+        expires = run.review_expires_at or _now() + timedelta(seconds=review_window_seconds)
+        await runs.set_run_state(
+            run.id, next_state, from_states=("running",), review_expires_at=expires, completed=True
+        )
+        now = _now()
+        await runs.append_run_event(
+            run,
+            "completed",
+            {
+                "target_id": run.target_id,
+                "draft_count": facts.drafts,
+                "artifact_count": facts.artifacts,
+                "completed_at": format_timestamp(now),
+            },
+            now,
+            actor_id=run.requested_by,
+        )
+        return next_state
 
     @activity.defn(name="enhancement_finish_run")
     async def finish_run(self, run_id: str, review_window_seconds: int) -> str:
-        """running → ready_for_review (or back to applied) with the `completed` event; returns the state."""
+        """running -> ready_for_review (or back to applied) with the `completed` event; returns the state."""
         async with db.transaction():
             run = await runs.get_run_by_id(run_id, for_update=True)
             assert run is not None
-            if run.state != "running":
-                return run.state
-            next_state = state_after_action(bool(await runs.list_applies(run_id)))
-            expires = run.review_expires_at or _now() + timedelta(seconds=review_window_seconds)
-            await runs.set_run_state(
-                run_id, next_state, from_states=("running",), review_expires_at=expires, completed=True
-            )
-            drafts = await runs.list_drafts(run_id)
-            artifacts = await runs.list_artifacts(run_id)
-            now = _now()
-            await runs.append_run_event(
-                run,
-                "completed",
-                {
-                    "target_id": run.target_id,
-                    "draft_count": len(drafts),
-                    "artifact_count": len(artifacts),
-                    "completed_at": format_timestamp(now),
-                },
-                now,
-                actor_id=run.requested_by,
-            )
-            return next_state
+            return await self._complete(run, review_window_seconds)
 
     @activity.defn(name="enhancement_fail")
     async def fail(self, failure: RunFailure) -> str:
@@ -189,11 +254,12 @@ class EnhancementActivities:
             if run.state in ("failed", "expired") or (not failure.fail_run and run.state != "running"):
                 return run.state
             action = None
-            for pending in await runs.list_run_actions(failure.run_id):
-                if pending.request_id == failure.request_id:
-                    action = pending.action
-                if pending.state == "pending":
-                    await runs.fail_run_action(pending.id, failure.error_code)
+            for requested in await runs.list_run_actions(failure.run_id):
+                if requested.request_id == failure.request_id:
+                    action = requested.action
+                # A failed run fails everything still pending; a failed review-time action only itself.
+                if requested.state == "pending" and (failure.fail_run or requested.request_id == failure.request_id):
+                    await runs.fail_run_action(requested.id, failure.error_code)
             if failure.fail_run:
                 next_state = "failed"
                 await runs.set_run_state(
@@ -204,6 +270,9 @@ class EnhancementActivities:
                     error_message=failure.message,
                     completed=True,
                 )
+            elif await runs.pending_actions(failure.run_id):
+                next_state = run.state  # other actions still run; the last of them settles the run
+                await runs.touch_run(failure.run_id)
             else:
                 next_state = state_after_action(bool(await runs.list_applies(failure.run_id)))
                 await runs.set_run_state(failure.run_id, next_state, from_states=("running",))
@@ -303,6 +372,7 @@ class EnhancementActivities:
     def all(self) -> list[Callable[..., Any]]:
         """Every activity of this class, for the worker."""
         return [
+            self.prepare_run,
             self.start_run,
             self.begin_action,
             self.perform_action,
@@ -312,19 +382,3 @@ class EnhancementActivities:
             self.apply_drafts,
             self.queued_runs,
         ]
-
-
-class EvidenceSource(Protocol):
-    """Where evidence for a work item comes from (evidence search and context packages: `enhancers.evidence`)."""
-
-    async def passages(
-        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
-    ) -> list[Evidence]:
-        """Passages of the project's corpus relevant to the work item that `requested_by` may read."""
-        ...
-
-    async def packages(
-        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
-    ) -> list[Evidence]:
-        """Ready context packages of the project relevant to the work item that `requested_by` may read."""
-        ...

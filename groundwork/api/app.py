@@ -37,6 +37,7 @@ from groundwork.config import Settings
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.search import corpus_index
+from groundwork.services import run_waits
 from groundwork.services.temporal import TemporalConnection
 
 
@@ -59,7 +60,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with db.connection(settings.database_url, max_size=settings.db_pool_max_size):
+        async with (
+            db.connection(settings.database_url, max_size=settings.db_pool_max_size),
+            run_waits.listening(settings.database_url),
+        ):
             # Temporal may still be starting: readiness reports it, and the client connects on first use.
             with contextlib.suppress(Exception):
                 await temporal.get(timeout=5.0)

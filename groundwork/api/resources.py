@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from groundwork.domain.enhancement.model import allowed_actions
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
 
@@ -47,8 +46,8 @@ def change_resource(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def draft_resource(draft: Any, eligible: bool) -> dict[str, Any]:
-    """A draft: a proposed value for one field, with its evidence."""
+def draft_resource(draft: Any, eligible: bool, ineligible_reason: str | None = None) -> dict[str, Any]:
+    """A draft: a proposed value for one field, with its evidence, and why it cannot be applied (if so)."""
     return {
         "id": draft.id,
         "action": draft.action,
@@ -57,6 +56,7 @@ def draft_resource(draft: Any, eligible: bool) -> dict[str, Any]:
         "confidence": draft.confidence,
         "evidenceRefs": draft.evidence_refs,
         "applyEligible": eligible,
+        "ineligibleReason": ineligible_reason,
         "appliedAt": timestamp(draft.applied_at),
         "createdAt": timestamp(draft.created_at),
     }
@@ -77,7 +77,7 @@ def artifact_resource(artifact: Any) -> dict[str, Any]:
 
 
 def run_resource(view: Any) -> dict[str, Any]:
-    """An enhancement run with its target, drafts, artifacts and what the caller may do next."""
+    """An enhancement run with its target, drafts, artifacts and what this caller may do next."""
     run = view.run
     return {
         "id": run.id,
@@ -101,11 +101,10 @@ def run_resource(view: Any) -> dict[str, Any]:
             for a in view.actions
         ],
         "instructions": run.instructions,
-        "drafts": [draft_resource(d, view.eligible[d.id]) for d in view.drafts],
+        "drafts": [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in view.drafts],
         "artifacts": [artifact_resource(a) for a in view.artifacts],
         "allowedActions": [
-            {"id": a.id, "label": a.label, "requiredScope": a.required_scope}
-            for a in allowed_actions(run.state if not view.expired else "expired", any(view.eligible.values()))
+            {"id": a.id, "label": a.label, "requiredScope": a.required_scope} for a in view.allowed_actions()
         ],
         "appliedDraftIds": [d.id for d in view.drafts if d.applied_at is not None],
         "requestedBy": run.requested_by,

@@ -11,9 +11,8 @@ import json
 from typing import Any
 
 import httpx
-from temporalio.exceptions import ApplicationError
 
-from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence
+from groundwork.domain.enhancement.enhancer import EnhancementContext, EnhancementFailure, Evidence
 from groundwork.domain.enhancement.model import (
     ACTION_FIELDS,
     ARTIFACT_TYPES,
@@ -34,15 +33,18 @@ _SYSTEM = (
 )
 
 
-class GenerationFailed(Exception):
-    """The endpoint failed or answered unusable JSON (retried by the activity's retry policy)."""
+class GenerationFailed(EnhancementFailure):
+    """The endpoint failed, could not be reached or answered unusable JSON (retried by the activity's policy)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("generation_failed", message, retryable=True)
 
 
-class GenerationRejected(ApplicationError):
+class GenerationRejected(EnhancementFailure):
     """The endpoint refused the request (4xx): retrying the same request cannot help."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, type="generation_rejected", non_retryable=True)
+        super().__init__("generation_rejected", message, retryable=False)
 
 
 class ChatCompletionsEnhancer:
@@ -64,8 +66,11 @@ class ChatCompletionsEnhancer:
             "response_format": {"type": "json_object"},
             "messages": [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt(context)}],
         }
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
-            response = await http.post(f"{self.base_url}/chat/completions", json=body, headers=headers)
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout) as http:
+                response = await http.post(f"{self.base_url}/chat/completions", json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise GenerationFailed(f"the generation endpoint could not be reached: {type(exc).__name__}") from None
         if 400 <= response.status_code < 500 and response.status_code not in (408, 429):
             raise GenerationRejected(f"the generation endpoint refused the request ({response.status_code})")
         if response.status_code >= 400:
@@ -86,10 +91,14 @@ def prompt(context: EnhancementContext) -> str:
         if context.code_context_unavailable_reason
         else ""
     )
+    references = ""
+    if context.action == "estimate" and context.reference_items:
+        listed = "\n".join(f"- {r.key} ({r.estimate:g} points): {r.title}" for r in context.reference_items)
+        references = f"\n\nCompleted work items of this project with estimates (reference class):\n{listed}"
     return (
         f"Action: {context.action} (drafts the field `{ACTION_FIELDS[context.action]}`).\n"
         f"Work item {context.work_item_key}: {context.title}\n"
-        f"Instructions: {context.instructions or '(none)'}\n{code}\n\nEvidence:\n{evidence or '(none)'}"
+        f"Instructions: {context.instructions or '(none)'}\n{code}\n\nEvidence:\n{evidence or '(none)'}{references}"
     )
 
 
@@ -109,7 +118,9 @@ def parse_answer(context: EnhancementContext, answer: Any) -> ActionOutput:
     for item in answer.get("drafts", []) if isinstance(answer, dict) else []:
         refs = _cited(item.get("evidence"), context.evidence) if isinstance(item, dict) else ()
         value = item.get("value") if isinstance(item, dict) else None
-        valid = isinstance(value, int | float) if field == "estimate" else isinstance(value, str) and value.strip()
+        # A boolean is not a number of story points (in Python it is an int).
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        valid = number if field == "estimate" else isinstance(value, str) and value.strip()
         if not refs or not valid:
             dropped += 1
             continue

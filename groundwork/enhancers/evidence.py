@@ -29,7 +29,9 @@ class CorpusEvidence:
             return []
         hits = await project_passages(workspace_id, project_id, query, limit=PASSAGES_PER_ACTION)
         return [
-            Evidence(EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph))
+            Evidence(
+                EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section
+            )
             for hit in hits
         ]
 

@@ -29,10 +29,17 @@ async def connect(dsn: str, *, max_size: int = 10) -> PostgresEngine:
     new_engine = PostgresEngine(config={"dsn": dsn})
     for table in tables.ALL_TABLES:
         table._meta.db = new_engine
-    # asyncpg's default min_size is 10: a smaller max_size alone would fail.
-    await new_engine.start_connection_pool(min_size=1, max_size=max_size)
+    # asyncpg's default min_size is 10: a smaller max_size alone would fail. A released connection is rolled
+    # back (always) but not sent asyncpg's reset query (advisory unlock, CLOSE ALL, UNLISTEN, RESET ALL): that
+    # is one more round trip per pooled query, and pooled connections never change session state here (locks
+    # are transaction-scoped, LISTEN uses its own connection). Keep it so: never SET or LISTEN on the pool.
+    await new_engine.start_connection_pool(min_size=1, max_size=max_size, reset=_keep_session)
     _engine = new_engine
     return new_engine
+
+
+async def _keep_session(_connection: asyncpg.Connection) -> None:
+    """The pool's reset hook: nothing beyond asyncpg's own rollback of an open transaction."""
 
 
 async def disconnect() -> None:

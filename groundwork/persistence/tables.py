@@ -285,7 +285,21 @@ class EnhancementApply(Table, tablename="enhancement_applies"):
     applied_at = Timestamptz()
 
 
-ALL_TABLES += (EnhancementRun, EnhancementRunAction, EnhancementDraft, EnhancementArtifact, EnhancementApply)
+class EnhancementRunEvidence(Table, tablename="enhancement_run_evidence"):
+    run_id = ForeignKey(EnhancementRun, on_delete=OnDelete.cascade, null=False, primary_key=True)
+    items = JSONB()
+    reference_items = JSONB()
+    gathered_at = Timestamptz()
+
+
+ALL_TABLES += (
+    EnhancementRun,
+    EnhancementRunAction,
+    EnhancementDraft,
+    EnhancementArtifact,
+    EnhancementApply,
+    EnhancementRunEvidence,
+)
 
 
 class CorpusSegmenter(Table, tablename="corpus_segmenters"):

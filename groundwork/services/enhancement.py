@@ -1,14 +1,19 @@
 """The work item enhancement application service, shared by REST, GraphQL and MCP.
 
 Creating a run commits the run row and its `queued` event first, then starts the run's workflow
-(id = run id); if that start fails, the row stays `queued` and the worker's sweep starts it later.
-Review-time actions and applies are Temporal Updates on the run's workflow, so they are serialised
-with the run and validated by it.
+(id = run id); if that start fails (Temporal unreachable), the row stays `queued`, the caller gets
+202, and the worker's sweep starts it later. Review-time actions and applies are Temporal Updates on
+the run's workflow, so they are serialised with the run and validated by it; their ids derive from
+the caller's API key and Idempotency-Key, so a retried request names the same Update. No call waits
+unbounded: each answers 202 with the operation once its deadline passes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +23,8 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -27,14 +34,23 @@ from temporalio.service import RPCError, RPCStatusCode
 from groundwork.domain.connected_apps import check_field_authority
 from groundwork.domain.enhancement.model import (
     ACTION_FIELDS,
+    SCOPE_APPLY,
     SCOPE_CODE_CONTEXT,
+    SCOPE_READ,
+    SCOPE_RUN,
+    AllowedAction,
+    CallerRights,
     ConfirmationRequired,
     DraftNotEligible,
     FieldDiff,
+    InvalidAction,
     RunNotReviewable,
     TargetVersionMismatch,
-    apply_eligible,
+    allowed_actions,
+    apply_ineligible_reason,
     check_confirm,
+    check_new_action,
+    derive_request_id,
     draft_ineligibility,
     not_reviewable_reason,
     review_expired,
@@ -59,6 +75,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.services import run_waits
 from groundwork.services.temporal import current_connection
 from groundwork.workflows.enhancement import (
     ApplyOutcome,
@@ -69,20 +86,32 @@ from groundwork.workflows.enhancement import (
     search_attributes,
 )
 
+log = logging.getLogger(__name__)
 MAX_WAIT_SECONDS = 30
 DEFAULT_WAIT_SECONDS = 10
+# An Update not accepted by the run's workflow within this long means no worker is polling: answer 202.
+ACCEPT_SECONDS = 5.0
+# How long an apply waits for its outcome before answering 202 with the operation.
+APPLY_WAIT_SECONDS = 10.0
+# Connecting to, and starting a workflow on, Temporal before a create answers 202 with a queued run.
+START_SECONDS = 3.0
 _POLL_SECONDS = 0.05
+# With a listener, a lost notification costs at most this long.
+_LISTENING_POLL_SECONDS = 1.0
 
 
 @dataclass
 class RunView:
-    """A run with everything its resource shows."""
+    """A run with everything its resource shows, as one caller sees it."""
 
     run: runs.RunRow
     actions: list[runs.RunActionRow]
     drafts: list[runs.DraftRow]
     artifacts: list[runs.ArtifactRow]
+    rights: CallerRights = field(default_factory=CallerRights.everything)
     eligible: dict[str, bool] = field(default_factory=dict)
+    # Why each draft is not applyEligible (None when it is).
+    ineligible_reasons: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def expired(self) -> bool:
@@ -92,6 +121,11 @@ class RunView:
     def finished(self) -> bool:
         """Whether the run has left queued/running (the API's `wait` ends there)."""
         return self.run.state not in ("queued", "running")
+
+    def allowed_actions(self) -> list[AllowedAction]:
+        """What this caller may do next, given the state and its scopes and role."""
+        state = "expired" if self.expired else self.run.state
+        return allowed_actions(state, any(self.eligible.values()), self.rights, len(self.actions))
 
 
 @dataclass
@@ -103,18 +137,20 @@ class CreateRun:
     confirm: Any
 
 
-def check_wait(wait: int | None) -> float:
-    """`?wait=` seconds: default 10, 0 answers at once, at most 30."""
+def check_wait(wait: Any) -> float:
+    """`wait` seconds: default 10, 0 answers at once, at most 30 (the same rule for every transport)."""
     if wait is None:
         return DEFAULT_WAIT_SECONDS
-    if not 0 <= wait <= MAX_WAIT_SECONDS:
-        raise ValidationFailed("Invalid wait.", [FieldError("wait", f"must be between 0 and {MAX_WAIT_SECONDS}")])
+    if isinstance(wait, bool) or not isinstance(wait, int) or not 0 <= wait <= MAX_WAIT_SECONDS:
+        raise ValidationFailed(
+            "Invalid wait.", [FieldError("wait", f"must be a whole number of seconds from 0 to {MAX_WAIT_SECONDS}")]
+        )
     return float(wait)
 
 
 async def _client() -> tuple[Client, str, int]:
     connection = current_connection()
-    client = await connection.get()
+    client = await connection.get(timeout=START_SECONDS)
     return client, connection.settings.temporal_task_queue, connection.settings.review_window_seconds
 
 
@@ -135,41 +171,108 @@ async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, 
     return True
 
 
-async def _visible_run(principal: Principal, run_id: str) -> runs.RunRow:
+async def _visible_run(principal: Principal, run_id: str) -> tuple[runs.RunRow, set[str]]:
     run = await runs.get_run(principal.workspace_id, run_id)
     if run is None:
         raise NotFound("No such enhancement run.")
     permissions = await tenancy.project_permissions(principal, run.project_id)
     if not permissions or "project:read" not in permissions:
         raise NotFound("No such enhancement run.")
-    return run
+    return run, permissions
 
 
-async def load_run(principal: Principal, run_id: str) -> RunView:
-    """A run the caller can see, with its actions, drafts and artifacts."""
-    return await _view(await _visible_run(principal, run_id))
-
-
-async def _view(run: runs.RunRow) -> RunView:
-    view = RunView(
-        run, await runs.list_run_actions(run.id), await runs.list_drafts(run.id), await runs.list_artifacts(run.id)
+def _rights(principal: Principal, can_write: bool) -> CallerRights:
+    return CallerRights(
+        can_read=principal.has_scope(SCOPE_READ),
+        can_run=principal.has_scope(SCOPE_RUN),
+        can_apply=principal.has_scope(SCOPE_APPLY) and can_write,
     )
-    states = [d.state() for d in view.drafts]
-    view.eligible = {d.id: apply_eligible(d.state(), states, run.state, view.expired) for d in view.drafts}
+
+
+def _view(
+    run: runs.RunRow,
+    actions: list[runs.RunActionRow],
+    drafts: list[runs.DraftRow],
+    artifacts: list[runs.ArtifactRow],
+    rights: CallerRights,
+) -> RunView:
+    view = RunView(run, actions, drafts, artifacts, rights)
+    states = [d.state() for d in drafts]
+    expired = view.expired
+    for draft, state in zip(drafts, states, strict=True):
+        reason = apply_ineligible_reason(state, states, run.state, expired)
+        view.ineligible_reasons[draft.id] = reason
+        view.eligible[draft.id] = reason is None
     return view
 
 
+async def _views(runs_: list[runs.RunRow], rights: dict[str, CallerRights]) -> list[RunView]:
+    """Views of many runs in a constant number of queries."""
+    actions, drafts, artifacts = await runs.run_contents([r.id for r in runs_])
+    return [_view(r, actions[r.id], drafts[r.id], artifacts[r.id], rights[r.project_id]) for r in runs_]
+
+
+Contents = tuple[list[runs.RunActionRow], list[runs.DraftRow], list[runs.ArtifactRow]]
+# A run's actions, drafts and artifacts by run id, with the `updated_at` they were read at. Every change of
+# them bumps the run's `updated_at` in its transaction, so a reader that sees the same `updated_at` on the
+# run row (read on every request) may reuse them; a process keeps the most recent few hundred runs.
+_contents: OrderedDict[str, tuple[datetime, Contents]] = OrderedDict()
+_CONTENTS_KEPT = 256
+
+
+async def _contents_of(run: runs.RunRow) -> Contents:
+    cached = _contents.get(run.id)
+    if cached is not None and cached[0] == run.updated_at:
+        _contents.move_to_end(run.id)
+        return cached[1]
+    found = await runs.get_run_with_contents(run.workspace_id, run.id)
+    if found is None:
+        raise NotFound("No such enhancement run.")
+    fresh, actions, drafts, artifacts = found
+    if fresh.updated_at == run.updated_at:  # unchanged in between: safe to keep
+        _contents[run.id] = (run.updated_at, (actions, drafts, artifacts))
+        _contents.move_to_end(run.id)
+        while len(_contents) > _CONTENTS_KEPT:
+            _contents.popitem(last=False)
+    return actions, drafts, artifacts
+
+
+async def load_run(principal: Principal, run_id: str) -> RunView:
+    """A run the caller can see, with its actions, drafts and artifacts (two round trips when unchanged)."""
+    run, permissions = await _visible_run(principal, run_id)
+    actions, drafts, artifacts = await _contents_of(run)
+    return _view(run, actions, drafts, artifacts, _rights(principal, "work_items:write" in permissions))
+
+
+async def _reload(principal: Principal, run: runs.RunRow) -> RunView:
+    return await load_run(principal, run.id)
+
+
 async def _wait_for_finish(run_id: str, seconds: float) -> runs.RunRow:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while True:
-        run = await runs.get_run_by_id(run_id)
-        assert run is not None
-        if run.state not in ("queued", "running") or asyncio.get_running_loop().time() >= deadline:
-            return run
-        await asyncio.sleep(_POLL_SECONDS)
+    """The run once it leaves queued/running, or as it stands after `seconds`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    waits = run_waits.current(current_connection().settings.database_url)
+    if waits is None:
+        while True:
+            run = await runs.get_run_by_id(run_id)
+            assert run is not None
+            if run.state not in ("queued", "running") or loop.time() >= deadline:
+                return run
+            await asyncio.sleep(_POLL_SECONDS)
+    with waits.watching(run_id) as changed:
+        while True:
+            changed.clear()
+            run = await runs.get_run_by_id(run_id)
+            assert run is not None
+            remaining = deadline - loop.time()
+            if run.state not in ("queued", "running") or remaining <= 0:
+                return run
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), min(remaining, _LISTENING_POLL_SECONDS))
 
 
-async def create_run(principal: Principal, request: CreateRun, wait: int | None) -> RunView:
+async def create_run(principal: Principal, request: CreateRun, wait: Any) -> RunView:
     """Validate, commit the queued run with its event, start its workflow, and wait up to `wait` s."""
     seconds = check_wait(wait)
     if request.target_type != "work_item":
@@ -184,7 +287,6 @@ async def create_run(principal: Principal, request: CreateRun, wait: int | None)
     permissions = await tenancy.project_permissions(principal, item.project_id) if item else None
     if item is None or not permissions or "project:read" not in permissions:
         raise NotFound("No such work item.")
-    client, task_queue, window = await _client()
     run_id = new_id("wie")
     async with db.transaction():
         await runs.insert_run(
@@ -208,16 +310,20 @@ async def create_run(principal: Principal, request: CreateRun, wait: int | None)
             "queued_at": format_version(now),
         }
         await runs.append_run_event(run, "queued", payload, now, actor_id=principal.id)
+    rights = {item.project_id: _rights(principal, "work_items:write" in permissions)}
     try:
-        await start_run_workflow(client, task_queue, run, window)
-    except RPCError:
-        return await _view(run)  # still queued: the worker's sweep starts it
-    return await _view(await _wait_for_finish(run_id, seconds))
+        client, task_queue, window = await _client()
+        await asyncio.wait_for(start_run_workflow(client, task_queue, run, window), START_SECONDS)
+    except (RPCError, OSError, TimeoutError, RuntimeError) as exc:
+        # Stored and queued: the worker's sweep starts it with the same id once Temporal answers.
+        log.warning("could not start the workflow of %s, the sweep will: %s", run_id, exc)
+        return (await _views([run], rights))[0]
+    return (await _views([await _wait_for_finish(run_id, seconds)], rights))[0]
 
 
 def _generator_name() -> str:
     settings = current_connection().settings
-    return f"chat-completions:{settings.llm_model}" if settings.llm_base_url else "extractive-v1"
+    return f"chat-completions:{settings.llm_model}" if settings.llm_base_url else "extractive-v2"
 
 
 async def list_runs(
@@ -229,9 +335,10 @@ async def list_runs(
     limit: int | None = None,
     cursor: str | None = None,
 ) -> tuple[list[RunView], dict[str, Any]]:
-    """Runs of the caller's visible projects, newest first."""
+    """Runs of the caller's visible projects, newest first (a constant number of queries per page)."""
     page = page_request(limit, cursor)
     project_ids = await tenancy.visible_project_ids(principal)
+    writable = set(await tenancy.visible_project_ids(principal, "work_items:write"))
     after = page.after_text()
     rows = await runs.list_runs(
         principal.workspace_id,
@@ -243,65 +350,29 @@ async def list_runs(
         limit=page.limit + 1,
     )
     rows, info = page_info(rows, page.limit, lambda r: {"id": r.id})
-    return [await _view(r) for r in rows], info
+    rights = {p: _rights(principal, p in writable) for p in project_ids}
+    return await _views(rows, rights), info
+
+
+_UPDATE_ERRORS: dict[str, type[GroundworkError]] = {
+    "run_not_reviewable": RunNotReviewable,
+    "invalid_action": InvalidAction,
+    "validation_failed": ValidationFailed,
+}
 
 
 def _update_error(error: BaseException) -> GroundworkError:
-    """Map a rejected or failed Update to the error a caller should see."""
+    """Map a rejected or failed Update to the error a caller should see (422 `invalid_action`, 409, ...)."""
     cause: BaseException | None = error
     while cause is not None:
+        if isinstance(cause, ApplicationError) and cause.type in _UPDATE_ERRORS:
+            return _UPDATE_ERRORS[cause.type](str(cause.message)[:500])
         message = str(cause)
-        if isinstance(cause, ApplicationError) and cause.type == "run_not_reviewable":
-            return RunNotReviewable(message)
-        for code, kind in (
-            ("run_not_reviewable", RunNotReviewable),
-            ("invalid_action", None),
-            ("validation_failed", None),
-        ):
+        for code, kind in _UPDATE_ERRORS.items():  # validators of runs started before this version
             if message.startswith(code + ":"):
-                detail = message.split(":", 1)[1].strip()
-                if kind is not None:
-                    return kind(detail)
-                return ValidationFailed(detail) if code == "validation_failed" else GroundworkError(detail)
+                return kind(message.split(":", 1)[1].strip())
         cause = cause.__cause__ or getattr(cause, "cause", None)
     return RunNotReviewable("The run cannot take this request now.")
-
-
-async def _handle(client: Client, run_id: str) -> WorkflowHandle[Any, Any]:
-    return client.get_workflow_handle(run_id)
-
-
-async def run_action(
-    principal: Principal, run_id: str, action: Any, instructions: Any, confirm: Any, wait: int | None
-) -> tuple[RunView, bool]:
-    """Perform one more action on a reviewable run; returns the run and whether it finished in time."""
-    seconds = check_wait(wait)
-    if not isinstance(action, str) or action not in ACTION_FIELDS:
-        validate_actions([action], path="action")
-    text = validate_instructions(instructions)
-    check_confirm(confirm)
-    check_field_authority(principal, [ACTION_FIELDS[action]])
-    _check_reviewable(await _visible_run(principal, run_id))
-    client, _, _ = await _client()
-    handle = await _handle(client, run_id)
-    try:
-        update = await handle.start_update(
-            EnhancementRunWorkflow.run_action,
-            RunActionUpdate(new_id("op"), action, text),
-            wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-        )
-    except (WorkflowUpdateFailedError, RPCError) as error:
-        raise _temporal_error(error) from None
-    finished = False
-    if seconds > 0:
-        try:
-            await asyncio.wait_for(update.result(), timeout=seconds)
-            finished = True  # the Update's own completion decides, not a state read that may race it
-        except TimeoutError:
-            pass
-        except WorkflowUpdateFailedError as error:
-            raise _update_error(error) from None
-    return await _view(await _visible_run(principal, run_id)), finished
 
 
 def _temporal_error(error: BaseException) -> GroundworkError:
@@ -309,6 +380,86 @@ def _temporal_error(error: BaseException) -> GroundworkError:
     if isinstance(error, RPCError) and error.status != RPCStatusCode.NOT_FOUND:
         return ServiceUnavailable("The workflow service cannot be reached; retry shortly.")
     return _update_error(error)
+
+
+async def _start_update(run_id: str, update: Any, arg: Any, update_id: str) -> WorkflowUpdateHandle[Any] | None:
+    """Send an Update and wait until the run's workflow accepts it; None when that takes too long."""
+    client, _, _ = await _client()
+    handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(run_id)
+    sending = asyncio.ensure_future(
+        handle.start_update(update, arg, id=update_id, wait_for_stage=WorkflowUpdateStage.ACCEPTED)
+    )
+    try:
+        # Shielded: cancelling the call before the run accepts the Update would withdraw it from Temporal.
+        return await asyncio.wait_for(asyncio.shield(sending), ACCEPT_SECONDS)
+    except TimeoutError:
+        # Not accepted yet (the worker is busy or absent): the request answers 202, the call carries on here.
+        _in_flight.add(sending)
+        sending.add_done_callback(_settled_in_background)
+        return None
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        return None
+    except (WorkflowUpdateFailedError, RPCError) as error:
+        raise _temporal_error(error) from None
+
+
+# Updates still being delivered after their request answered 202 (kept referenced until they settle).
+_in_flight: set[asyncio.Future[Any]] = set()
+
+
+def _settled_in_background(sending: asyncio.Future[Any]) -> None:
+    _in_flight.discard(sending)
+    if not sending.cancelled() and sending.exception() is not None:
+        log.warning("an Update answered 202 was not accepted: %s", sending.exception())
+
+
+# A validator's refusal comes back with the start of the Update: even `wait=0` looks at it this long.
+_REFUSAL_GRACE_SECONDS = 0.05
+
+
+async def _result(update: WorkflowUpdateHandle[Any] | None, seconds: float) -> tuple[bool, Any]:
+    """The Update's result if it comes within `seconds`; (False, None) when the deadline passes first."""
+    if update is None:
+        return False, None
+    try:
+        return True, await asyncio.wait_for(update.result(), timeout=max(seconds, _REFUSAL_GRACE_SECONDS))
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        return False, None
+    except (WorkflowUpdateFailedError, RPCError) as error:
+        raise _temporal_error(error) from None
+
+
+def _request_id(prefix: str, principal: Principal, idempotency_key: str | None, *parts: str) -> str:
+    if idempotency_key:
+        return derive_request_id(prefix, principal.api_key_id, idempotency_key, *parts)
+    return new_id(prefix)
+
+
+async def run_action(
+    principal: Principal,
+    run_id: str,
+    action: Any,
+    instructions: Any,
+    confirm: Any,
+    wait: Any,
+    idempotency_key: str | None = None,
+) -> tuple[RunView, bool]:
+    """Perform one more action on a reviewable run; returns the run and whether it finished in time."""
+    seconds = check_wait(wait)
+    validate_actions([action], path="action")
+    text = validate_instructions(instructions)
+    check_confirm(confirm)
+    check_field_authority(principal, [ACTION_FIELDS[action]])
+    view = await load_run(principal, run_id)
+    _check_reviewable(view.run)
+    # The create rules hold over the run's whole life: no repeat of a pending action, and a cap per run.
+    check_new_action(action, [a.action for a in view.actions if a.state == "pending"], len(view.actions))
+    request_id = _request_id("op", principal, idempotency_key, run_id, action, text)
+    update = await _start_update(
+        run_id, EnhancementRunWorkflow.run_action, RunActionUpdate(request_id, action, text), request_id
+    )
+    finished, _ = await _result(update, seconds)
+    return await _reload(principal, view.run), finished
 
 
 async def _apply_permission(principal: Principal, run: runs.RunRow) -> None:
@@ -356,12 +507,18 @@ def diff_resource(diff: list[FieldDiff], version: str) -> dict[str, Any]:
 
 
 async def apply_drafts(
-    principal: Principal, run_id: str, draft_ids: Any, expected_target_version: Any, confirm: Any
-) -> RunView:
-    """Apply selected drafts after confirmation, guarded by the target version."""
+    principal: Principal,
+    run_id: str,
+    draft_ids: Any,
+    expected_target_version: Any,
+    confirm: Any,
+    idempotency_key: str | None = None,
+) -> tuple[RunView, bool]:
+    """Apply selected drafts after confirmation, guarded by the target version; (run, finished in time)."""
     ids = validate_draft_ids(draft_ids)
     view = await load_run(principal, run_id)
-    await _apply_permission(principal, view.run)
+    if not view.rights.can_apply:
+        await _apply_permission(principal, view.run)
     _check_reviewable(view.run)
     if confirm is not True:
         diff, version = await prepare_apply(principal, run_id, ids)
@@ -376,24 +533,27 @@ async def apply_drafts(
         parse_version(expected_target_version)
     except ValueError as exc:
         raise ValidationFailed("Invalid version.", [FieldError("expected_target_version", str(exc))]) from None
-    client, _, _ = await _client()
-    handle = await _handle(client, run_id)
-    apply_id = new_id("apply")
-    try:
-        outcome: ApplyOutcome = await handle.execute_update(
-            EnhancementRunWorkflow.apply,
-            ApplyUpdate(apply_id, ids, expected_target_version, principal.id),
-            id=apply_id,
-        )
-    except (WorkflowUpdateFailedError, RPCError) as error:
-        raise _temporal_error(error) from None
-    if not outcome.ok:
-        if outcome.code == "target_version_mismatch":
-            raise TargetVersionMismatch(outcome.current_version or "")
-        if outcome.code == "draft_not_eligible":
-            raise DraftNotEligible(list(outcome.ineligible), outcome.ineligible)
-        raise NotFound("The target work item no longer exists.")
-    return await load_run(principal, run_id)
+    apply_id = _request_id("apply", principal, idempotency_key, run_id, ",".join(ids), expected_target_version)
+    update = await _start_update(
+        run_id,
+        EnhancementRunWorkflow.apply,
+        ApplyUpdate(apply_id, ids, expected_target_version, principal.id),
+        apply_id,
+    )
+    finished, outcome = await _result(update, APPLY_WAIT_SECONDS)
+    if finished:
+        _raise_for(outcome)
+    return await _reload(principal, view.run), finished
+
+
+def _raise_for(outcome: ApplyOutcome) -> None:
+    if outcome.ok:
+        return
+    if outcome.code == "target_version_mismatch":
+        raise TargetVersionMismatch(outcome.current_version or "")
+    if outcome.code == "draft_not_eligible":
+        raise DraftNotEligible(list(outcome.ineligible), outcome.ineligible)
+    raise NotFound("The target work item no longer exists.")
 
 
 async def list_drafts(
@@ -405,11 +565,16 @@ async def list_drafts(
     action: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    after_id: str | None = None,
 ) -> tuple[RunView, list[runs.DraftRow], dict[str, Any]]:
-    """Drafts of a visible run, newest first, filtered by field, eligibility and action."""
+    """Drafts of a visible run, newest first, filtered by field, eligibility and action.
+
+    Pages continue from an opaque `cursor`, or from `after_id` (the last draft id a caller holds: GraphQL
+    answers a plain list, so its clients page by id).
+    """
     page = page_request(limit, cursor)
     view = await load_run(principal, run_id)
-    after = page.after_text()
+    after = page.after_text() or after_id
     drafts = [
         d
         for d in view.drafts
@@ -429,11 +594,12 @@ async def list_artifacts(
     type: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    after_id: str | None = None,
 ) -> tuple[list[runs.ArtifactRow], dict[str, Any]]:
-    """Artifacts of a visible run, newest first."""
+    """Artifacts of a visible run, newest first; pages continue from `cursor` or from `after_id`."""
     page = page_request(limit, cursor)
     await _visible_run(principal, run_id)
-    after = page.after_text()
+    after = page.after_text() or after_id
     rows = await runs.list_artifacts(run_id, type=type, after_id=after, limit=page.limit + 1)
     return page_info(rows, page.limit, lambda a: {"id": a.id})
 
@@ -459,16 +625,13 @@ async def operation_status(principal: Principal, run_id: str) -> dict[str, Any]:
         client, _, _ = await _client()
         description = await client.get_workflow_handle(run.id).describe()
         temporal["runId"] = description.run_id
-        if description.status == WorkflowExecutionStatus.RUNNING:
-            status = "running" if run.state in ("queued", "running") else "succeeded"
-            if run.state == "queued":
-                status = "queued"
-        elif description.status is not None:
-            status = _STATUS.get(description.status, status)
-            if run.state == "failed":
-                status = "failed"
-    except RPCError:
-        pass  # no workflow (yet, or no longer): the row tells
+        # The row is the truth of the run; a workflow that ended abnormally (terminated, timed out,
+        # cancelled) while the row still says queued or running is what the operation reports.
+        closed = _STATUS.get(description.status) if description.status is not None else None
+        if run.state in ("queued", "running") and closed in ("failed", "cancelled"):
+            status = closed
+    except (RPCError, OSError, TimeoutError, RuntimeError):
+        pass  # no workflow (yet, or no longer), or Temporal out of reach: the row tells
     error = {"code": run.error_code, "message": run.error_message} if run.error_code else None
     return {
         "id": run.id,

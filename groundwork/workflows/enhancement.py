@@ -1,9 +1,14 @@
-"""Enhancement run workflows: one run per workflow (id = run id), applies as child workflows.
+"""Enhancement run workflows: one run per workflow (id = run id).
 
-`EnhancementRunWorkflow` performs the requested actions, then stays open for the review window and
-serves two Updates, `run_action` and `apply`, whose validators reject what is not allowed without
-touching history. At the end of the window it expires the run. `ApplyDraftsWorkflow` (id = the
-apply id) runs the one transactional apply activity.
+`EnhancementRunWorkflow` prepares the run (a local activity: queued -> running, the run's evidence
+gathered once and stored for all its actions), performs the requested actions concurrently (one
+activity each; the last one to commit moves the run to `ready_for_review`), then stays open for the
+review window and serves two Updates, `run_action` and `apply`, whose validators reject what is not
+allowed without touching history. Actions and applies on a reviewable run run one at a time. At the
+end of the window it expires the run; after many Updates it continues as new with the same deadline.
+
+Runs started before this version (no `enhancement-depth` patch marker in their history) replay the
+earlier, sequential path; `ApplyDraftsWorkflow` stays registered for their applies.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ from datetime import datetime, timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
     from groundwork.domain.enhancement.model import (
         ACTIONS,
         FINAL_STATES,
+        MAX_ACTIONS_PER_RUN,
+        action_error_code,
         not_reviewable_reason,
         validate_draft_ids,
     )
@@ -29,14 +37,22 @@ WORKSPACE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
 TARGET = SearchAttributeKey.for_keyword("GroundworkTarget")
 STATE = SearchAttributeKey.for_keyword("GroundworkState")
 
+# Histories with this marker run actions concurrently and apply through an activity of the Update.
+PATCH = "enhancement-depth"
 ACTION_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_attempts=4,
     non_retryable_error_types=["not_found", "target_gone", "generation_rejected"],
 )
 STEP_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10))
+# Preparing gathers evidence: after about a minute of failures the run fails as `evidence_unavailable`.
+PREPARE_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10), maximum_attempts=10
+)
+ACTION_TIMEOUT = timedelta(minutes=5)
 # Past this many handled updates, continue as new so the history stays small.
 UPDATES_BEFORE_CONTINUE_AS_NEW = 200
+INTERNAL_ERROR_MESSAGE = "An unexpected error stopped the action; the worker log has the detail."
 
 
 def search_attributes(workspace_id: str, target_id: str, state: str) -> TypedSearchAttributes:
@@ -59,6 +75,9 @@ class EnhancementRunInput:
     # Set when the workflow continues as new: the initial actions are done and the window has an end.
     review_deadline: datetime | None = None
     state: str = "queued"
+    # Actions requested on the run so far (carried across continue-as-new for the per-run cap).
+    action_count: int = 0
+    updates_before_continue_as_new: int = UPDATES_BEFORE_CONTINUE_AS_NEW
 
 
 @dataclass
@@ -80,11 +99,24 @@ class ApplyUpdate:
 
 
 @dataclass
+class PreparedRun:
+    """A run moved to running with its evidence stored: the action requests still to perform."""
+
+    pending: list[str]
+    action_count: int
+
+
+@dataclass
 class ActionRequest:
     """One action of a run to perform (identified by the request that asked for it)."""
 
     run_id: str
     request_id: str
+    # Set for a review-time action: the activity records the request (once) before performing it.
+    action: str | None = None
+    instructions: str = ""
+    # Set by runs with the patch: the commit that completes the last pending action finishes the run.
+    review_window_seconds: int | None = None
 
 
 @dataclass
@@ -92,11 +124,13 @@ class ActionResult:
     action: str
     draft_ids: list[str]
     artifact_ids: list[str]
+    # The run's state after the commit: `ready_for_review`/`applied` once the last pending action completed.
+    run_state: str = "running"
 
 
 @dataclass
 class NewActionRequest:
-    """An action asked for on a reviewable run."""
+    """An action asked for on a reviewable run (the earlier, three-activity path)."""
 
     run_id: str
     request_id: str
@@ -116,7 +150,7 @@ class RunFailure:
 
 @dataclass
 class ApplyCommand:
-    """An apply confirmed by the caller, as the run workflow hands it to `ApplyDraftsWorkflow`."""
+    """An apply confirmed by the caller, as the run workflow hands it to its apply activity."""
 
     apply_id: str
     run_id: str
@@ -137,14 +171,23 @@ class ApplyOutcome:
     ineligible: dict[str, str] = field(default_factory=dict)
 
 
-def _action_error_code(error: ActivityError) -> str:
+def failure_of(error: ActivityError) -> tuple[str, str]:
+    """The documented error code and a message fit for callers, for a failed activity."""
     cause = error.cause
-    if isinstance(cause, ApplicationError) and cause.type:
-        return cause.type
-    return "generation_failed"
+    if isinstance(cause, ActivityTimeout):
+        return "generation_timeout", "The action did not finish within its time limit on any attempt."
+    kind = cause.type if isinstance(cause, ApplicationError) else None
+    code = action_error_code(kind)
+    if code == "internal_error":
+        return code, INTERNAL_ERROR_MESSAGE
+    return code, str(cause.message if isinstance(cause, ApplicationError) else error)
 
 
-@workflow.defn(name="EnhancementRunWorkflow")
+# Outside the sandbox: the sandbox re-executes this module (a dozen dataclasses) for every run, which cost
+# the worker more CPU per run than the run's own activities. The workflow stays deterministic by
+# construction (workflow.now, patched, activities by name; it imports only pure domain modules), and the
+# replay tests run its histories, old and new, through `Replayer`.
+@workflow.defn(name="EnhancementRunWorkflow", sandboxed=False)
 class EnhancementRunWorkflow:
     """Runs the requested actions, then serves review-time actions and applies until the window ends."""
 
@@ -154,32 +197,30 @@ class EnhancementRunWorkflow:
         self.state = input.state
         self.expired = False
         self.handled = 0
-        # One action at a time: the initial actions and review-time actions never interleave.
+        self.initial_done = input.review_deadline is not None
+        self.action_count = input.action_count
+        # Review-time actions accepted and not finished: update id -> action identifier.
+        self.reserved: dict[str, str] = {}
+        # One change at a time once the run is reviewable: review-time actions and applies never interleave.
         self.lock = asyncio.Lock()
 
     @workflow.run
     async def run(self, input: EnhancementRunInput) -> str:
         deadline = input.review_deadline
         if deadline is None:
-            await self._set_state("running")
-            pending = await workflow.execute_activity(
-                "enhancement_start_run",
-                input.run_id,
-                result_type=list[str],
-                start_to_close_timeout=timedelta(seconds=30),
-                retry_policy=STEP_RETRY,
-            )
-            async with self.lock:
-                for request_id in pending:
-                    if not await self._perform(request_id, fail_run=True):
-                        return self.state
-                await self._finish()
+            settled = await (self._initial_actions() if workflow.patched(PATCH) else self._initial_actions_v1())
+            self.initial_done = True
+            if not settled:
+                # An Update accepted meanwhile is answered (run_not_reviewable), never abandoned.
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                return self.state
             deadline = workflow.now() + timedelta(seconds=input.review_window_seconds)
         remaining = (deadline - workflow.now()).total_seconds()
         try:
             await workflow.wait_condition(
                 lambda: (
-                    self.handled >= UPDATES_BEFORE_CONTINUE_AS_NEW or workflow.info().is_continue_as_new_suggested()
+                    self.handled >= input.updates_before_continue_as_new
+                    or workflow.info().is_continue_as_new_suggested()
                 ),
                 timeout=max(remaining, 0.001),
             )
@@ -203,25 +244,110 @@ class EnhancementRunWorkflow:
                 input.review_window_seconds,
                 deadline,
                 self.state,
+                self.action_count,
+                input.updates_before_continue_as_new,
             )
+        )
+
+    async def _initial_actions(self) -> bool:
+        """Prepare once, then every requested action concurrently; False when the run failed."""
+        self._set_transient("running")
+        try:
+            prepared: PreparedRun = await workflow.execute_local_activity(
+                "enhancement_prepare_run",
+                self.input.run_id,
+                result_type=PreparedRun,
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=PREPARE_RETRY,
+            )
+        except ActivityError as error:
+            code, message = failure_of(error)
+            await self._fail(RunFailure(self.input.run_id, "", code, message, True))
+            return False
+        self.action_count = prepared.action_count
+        results = await asyncio.gather(*(self._perform(self._request(request_id)) for request_id in prepared.pending))
+        failures = [r for r in results if isinstance(r, RunFailure)]
+        if failures:
+            await self._fail(failures[0])
+            return False
+        settled = [r.run_state for r in results if isinstance(r, ActionResult) and r.run_state != "running"]
+        if settled:
+            await self._set_state(settled[-1])
+        else:  # nothing was pending (a restarted run), or its last commit was not this attempt's
+            await self._finish()
+        return True
+
+    async def _initial_actions_v1(self) -> bool:
+        """The earlier path, kept for histories recorded before the patch: one action after another."""
+        await self._set_state("running")
+        pending = await workflow.execute_activity(
+            "enhancement_start_run",
+            self.input.run_id,
+            result_type=list[str],
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=STEP_RETRY,
+        )
+        async with self.lock:
+            for request_id in pending:
+                result = await self._perform(ActionRequest(self.input.run_id, request_id))
+                if isinstance(result, RunFailure):
+                    await self._fail(result)
+                    return False
+            await self._finish()
+        return True
+
+    def _request(self, request_id: str, update: RunActionUpdate | None = None) -> ActionRequest:
+        return ActionRequest(
+            self.input.run_id,
+            request_id,
+            action=update.action if update else None,
+            instructions=update.instructions if update else "",
+            review_window_seconds=self.input.review_window_seconds,
         )
 
     @workflow.update
     async def run_action(self, update: RunActionUpdate) -> str:
         """Perform one more action on the reviewable run; returns the run's state afterwards."""
         self.handled += 1
-        async with self.lock:
-            if reason := not_reviewable_reason(self.state, self.expired):
-                raise ApplicationError(reason, type="run_not_reviewable")
-            await workflow.execute_activity(
-                "enhancement_begin_action",
-                NewActionRequest(self.input.run_id, update.request_id, update.action, update.instructions),
-                start_to_close_timeout=timedelta(seconds=30),
-                retry_policy=STEP_RETRY,
-            )
-            await self._set_state("running")
-            if await self._perform(update.request_id, fail_run=False):
-                await self._finish()
+        update_id = self._update_id(update)
+        if refusal := self._refusal(update.action, update_id):  # the validator's check, for a replay without it
+            raise ApplicationError(refusal, type="invalid_action", non_retryable=True)
+        self.reserved[update_id] = update.action
+        performed = False
+        try:
+            await workflow.wait_condition(lambda: self.initial_done)
+            async with self.lock:
+                if reason := not_reviewable_reason(self.state, self.expired):
+                    raise ApplicationError(reason, type="run_not_reviewable", non_retryable=True)
+                performed = True
+                if workflow.patched(PATCH):
+                    self._set_transient("running")
+                    result = await self._perform(self._request(update.request_id, update))
+                    if isinstance(result, RunFailure):
+                        result.fail_run = False
+                        await self._fail(result)
+                    elif result.run_state != "running":
+                        await self._set_state(result.run_state)
+                    else:
+                        await self._finish()
+                else:
+                    await workflow.execute_activity(
+                        "enhancement_begin_action",
+                        NewActionRequest(self.input.run_id, update.request_id, update.action, update.instructions),
+                        start_to_close_timeout=timedelta(seconds=30),
+                        retry_policy=STEP_RETRY,
+                    )
+                    await self._set_state("running")
+                    failure = await self._perform(ActionRequest(self.input.run_id, update.request_id))
+                    if isinstance(failure, RunFailure):
+                        failure.fail_run = False
+                        await self._fail(failure)
+                    else:
+                        await self._finish()
+        finally:
+            del self.reserved[update_id]
+            if performed:
+                self.action_count += 1
         return self.state
 
     @run_action.validator
@@ -229,64 +355,92 @@ class EnhancementRunWorkflow:
         # A run still `running` is accepted: the handler waits for it to settle. Only a final or expired
         # run is refused here (an Update can arrive before the workflow has seen its last activity result).
         if update.action not in ACTIONS:
-            raise ValueError(f"invalid_action: unknown action {update.action!r}")
+            raise ApplicationError(f"unknown action {update.action!r}", type="invalid_action")
+        update_id = self._update_id(update)
+        if refusal := self._refusal(update.action, update_id):
+            raise ApplicationError(refusal, type="invalid_action")
         if self.expired or self.state in FINAL_STATES:
-            raise ValueError(f"run_not_reviewable: the run is {self.state}")
+            raise ApplicationError(f"the run is {'expired' if self.expired else self.state}", type="run_not_reviewable")
+        # Reserved here, not only in the handler: the validators of Updates arriving in one activation run
+        # before any of their handlers. Replay runs no validators; the handler reserves the same entry then.
+        self.reserved[update_id] = update.action
+
+    def _update_id(self, update: RunActionUpdate) -> str:
+        info = workflow.current_update_info()
+        return info.id if info is not None else update.request_id
+
+    def _refusal(self, action: str, update_id: str) -> str | None:
+        """Why another review-time action cannot be accepted now (the create rules over the run's life)."""
+        others = [a for key, a in self.reserved.items() if key != update_id]
+        if action in others:
+            return f"{action} is already pending on this run"
+        if self.action_count + len(others) >= MAX_ACTIONS_PER_RUN:
+            return f"a run takes at most {MAX_ACTIONS_PER_RUN} actions over its life"
+        return None
 
     @workflow.update
     async def apply(self, update: ApplyUpdate) -> ApplyOutcome:
-        """Apply selected drafts through `ApplyDraftsWorkflow`; returns what it did or why not."""
+        """Apply selected drafts in one transactional activity; returns what it did or why not."""
         self.handled += 1
-        await workflow.wait_condition(lambda: self.state not in ("queued", "running"))
-        if reason := not_reviewable_reason(self.state, self.expired):
-            raise ApplicationError(reason, type="run_not_reviewable")
-        outcome: ApplyOutcome = await workflow.execute_child_workflow(
-            ApplyDraftsWorkflow.run,
-            ApplyCommand(
+        await workflow.wait_condition(lambda: self.initial_done)
+        async with self.lock:
+            if reason := not_reviewable_reason(self.state, self.expired):
+                raise ApplicationError(reason, type="run_not_reviewable", non_retryable=True)
+            command = ApplyCommand(
                 update.apply_id, self.input.run_id, update.draft_ids, update.expected_target_version, update.actor_id
-            ),
-            id=update.apply_id,
-        )
-        if outcome.ok and self.state == "ready_for_review":
-            await self._set_state("applied")
+            )
+            if workflow.patched(PATCH):
+                outcome: ApplyOutcome = await workflow.execute_activity(
+                    "enhancement_apply_drafts",
+                    command,
+                    result_type=ApplyOutcome,
+                    start_to_close_timeout=timedelta(seconds=30),
+                    retry_policy=STEP_RETRY,
+                )
+            else:
+                outcome = await workflow.execute_child_workflow(ApplyDraftsWorkflow.run, command, id=update.apply_id)
+            if outcome.ok and self.state == "ready_for_review":
+                await self._set_state("applied")
         return outcome
 
     @apply.validator
     def validate_apply(self, update: ApplyUpdate) -> None:
         if self.expired or self.state in FINAL_STATES:
-            raise ValueError(f"run_not_reviewable: the run is {self.state}")
+            raise ApplicationError(f"the run is {'expired' if self.expired else self.state}", type="run_not_reviewable")
         try:
             validate_draft_ids(update.draft_ids)
         except ValidationFailed as error:
-            raise ValueError(f"validation_failed: {error.detail}") from None
+            raise ApplicationError(error.detail, type="validation_failed") from None
 
     @workflow.query
     def current_state(self) -> str:
         """The state as this workflow knows it."""
         return self.state
 
-    async def _perform(self, request_id: str, *, fail_run: bool) -> bool:
+    async def _perform(self, request: ActionRequest) -> ActionResult | RunFailure:
         try:
-            await workflow.execute_activity(
+            result: ActionResult = await workflow.execute_activity(
                 "enhancement_perform_action",
-                ActionRequest(self.input.run_id, request_id),
-                start_to_close_timeout=timedelta(minutes=5),
+                request,
+                result_type=ActionResult,
+                start_to_close_timeout=ACTION_TIMEOUT,
                 heartbeat_timeout=timedelta(seconds=5),
                 retry_policy=ACTION_RETRY,
             )
-            return True
+            return result
         except ActivityError as error:
-            state = await workflow.execute_activity(
-                "enhancement_fail",
-                RunFailure(
-                    self.input.run_id, request_id, _action_error_code(error), str(error.cause or error), fail_run
-                ),
-                result_type=str,
-                start_to_close_timeout=timedelta(seconds=30),
-                retry_policy=STEP_RETRY,
-            )
-            await self._set_state(state)
-            return False
+            code, message = failure_of(error)
+            return RunFailure(self.input.run_id, request.request_id, code, message)
+
+    async def _fail(self, failure: RunFailure) -> None:
+        state = await workflow.execute_activity(
+            "enhancement_fail",
+            failure,
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=STEP_RETRY,
+        )
+        await self._set_state(state)
 
     async def _finish(self) -> None:
         state = await workflow.execute_activity(
@@ -302,10 +456,15 @@ class EnhancementRunWorkflow:
         self.state = state
         workflow.upsert_search_attributes([STATE.value_set(state)])
 
+    def _set_transient(self, state: str) -> None:
+        # `GroundworkState` records settled states only: each upsert is a visibility write, and `running`
+        # lasts a fraction of a second (the run resource and its operation show it).
+        self.state = state
 
-@workflow.defn(name="ApplyDraftsWorkflow")
+
+@workflow.defn(name="ApplyDraftsWorkflow", sandboxed=False)
 class ApplyDraftsWorkflow:
-    """One confirmed apply: a single activity, a single PostgreSQL transaction."""
+    """One confirmed apply of a run recorded before the patch: a single activity, a single transaction."""
 
     @workflow.run
     async def run(self, command: ApplyCommand) -> ApplyOutcome:

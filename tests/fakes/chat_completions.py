@@ -21,6 +21,10 @@ class Script:
     delay_seconds: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     received: threading.Event = field(default_factory=threading.Event)
+    # How many calls were in flight at once, at most (concurrent actions overlap here).
+    in_flight: int = 0
+    most_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @contextmanager
@@ -32,7 +36,12 @@ def chat_completions_endpoint(script: Script) -> Iterator[str]:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             script.requests.append({"path": self.path, "body": body, "auth": self.headers.get("authorization")})
             script.received.set()
+            with script.lock:
+                script.in_flight += 1
+                script.most_in_flight = max(script.most_in_flight, script.in_flight)
             time.sleep(script.delay_seconds)
+            with script.lock:
+                script.in_flight -= 1
             payload = {"choices": [{"message": {"role": "assistant", "content": json.dumps(script.answer)}}]}
             data = json.dumps(payload if script.status == 200 else {"error": "scripted"}).encode()
             try:

@@ -11,9 +11,10 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
 from groundwork.api.graphql.operations import Operation
-from groundwork.api.resources import run_resource
+from groundwork.api.resources import artifact_resource, run_resource
+from groundwork.domain.connected_apps import scope_refusal
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
-from groundwork.domain.errors import GroundworkError
+from groundwork.domain.errors import GroundworkError, Unauthenticated
 from groundwork.domain.principals import Principal
 from groundwork.services import enhancement as service
 from groundwork.services.idempotent_calls import call_once
@@ -42,6 +43,9 @@ class WorkItemEnhancementDraft:
     confidence: float
     evidence_refs: list[EvidenceRef]
     apply_eligible: bool
+    ineligible_reason: str | None = strawberry.field(
+        default=None, description="Why the draft cannot be applied now (null when it can)."
+    )
 
 
 @strawberry.type
@@ -75,6 +79,19 @@ def draft_of(data: dict[str, Any]) -> WorkItemEnhancementDraft:
         confidence=data["confidence"],
         evidence_refs=_refs(data["evidenceRefs"]),
         apply_eligible=data["applyEligible"],
+        ineligible_reason=data.get("ineligibleReason"),
+    )
+
+
+def artifact_of(data: dict[str, Any]) -> WorkItemEnhancementArtifact:
+    """An artifact type from its REST resource."""
+    return WorkItemEnhancementArtifact(
+        id=strawberry.ID(data["id"]),
+        type=data["type"],
+        title=data["title"],
+        summary=data["summary"],
+        body=data["body"],
+        evidence_refs=_refs(data["evidenceRefs"]),
     )
 
 
@@ -106,17 +123,7 @@ class WorkItemEnhancementRun:
             target=EnhancementTarget(**data["target"]),
             requested_actions=data["requestedActions"],
             drafts=[draft_of(d) for d in data["drafts"]],
-            artifacts=[
-                WorkItemEnhancementArtifact(
-                    id=strawberry.ID(a["id"]),
-                    type=a["type"],
-                    title=a["title"],
-                    summary=a["summary"],
-                    body=a["body"],
-                    evidence_refs=_refs(a["evidenceRefs"]),
-                )
-                for a in data["artifacts"]
-            ],
+            artifacts=[artifact_of(a) for a in data["artifacts"]],
             allowed_actions=[
                 AllowedAction(id=a["id"], label=a["label"], required_scope=a["requiredScope"])
                 for a in data["allowedActions"]
@@ -142,12 +149,16 @@ class CreateWorkItemEnhancementRunPayload:
     errors: list[MutationError]
 
 
+_PENDING = "True when the call's deadline passed first: the operation goes on; read it at /api/v1/operations/{id}."
+
+
 @strawberry.type
 class RunWorkItemEnhancementActionPayload:
     ok: bool
     idempotency_replayed: bool
     run: WorkItemEnhancementRun | None
     errors: list[MutationError]
+    pending: bool = strawberry.field(default=False, description=_PENDING)
 
 
 @strawberry.type
@@ -156,6 +167,7 @@ class ApplyWorkItemEnhancementDraftsPayload:
     idempotency_replayed: bool
     run: WorkItemEnhancementRun | None
     errors: list[MutationError]
+    pending: bool = strawberry.field(default=False, description=_PENDING)
 
 
 @strawberry.input
@@ -238,39 +250,56 @@ PayloadT = TypeVar(
 )
 
 
+def _caller(info: Info[GraphQLContext, Any], scope: str) -> Principal:
+    """The caller holding `scope`; a `GroundworkError` (not a GraphQL error) otherwise, for the payload."""
+    principal = info.context.principal
+    if principal is None:
+        raise Unauthenticated("Send a valid API key as `Authorization: Bearer <key>`.")
+    if not principal.has_scope(scope):
+        raise scope_refusal(principal, scope)
+    return principal
+
+
 async def _mutate(
     payload: type[PayloadT],
-    principal: Principal,
+    info: Info[GraphQLContext, Any],
+    scope: str,
     key: str | None,
     operation: str,
     request: dict[str, Any],
-    call: Callable[[], Awaitable[dict[str, Any]]],
+    call: Callable[[Principal], Awaitable[dict[str, Any]]],
 ) -> PayloadT:
-    """Run a mutation once per idempotency key and shape its payload (`ok`, `idempotencyReplayed`, ...)."""
+    """Run a mutation once per idempotency key and shape its payload (`ok`, `idempotencyReplayed`, ...).
+
+    Every failure - a missing key or scope included - answers `ok: false` with coded `errors`.
+    """
     try:
-        outcome, replayed = await call_once(principal, key, operation, request, call)
+        principal = _caller(info, scope)
+        outcome, replayed = await call_once(principal, key, operation, request, lambda: call(principal))
     except GroundworkError as error:
         return payload(
             ok=False,
             idempotency_replayed=False,
             run=None,
-            errors=[MutationError(code=error.code, message=error.detail)],
+            errors=[MutationError(code=error.code, message=error.detail, details=error.extra or None)],  # type: ignore[arg-type]
         )
-    return payload(
+    result = payload(
         ok="error" not in outcome,
         idempotency_replayed=replayed,
         run=await _run_or_none(principal, outcome),
         errors=mutation_errors(outcome),
     )
+    if outcome.get("pending") and hasattr(result, "pending"):
+        result.pending = True
+    return result
 
 
 async def create_work_item_enhancement_run(
     info: Info[GraphQLContext, Any], input: CreateWorkItemEnhancementRunInput
 ) -> CreateWorkItemEnhancementRunPayload:
     """Create a run (needs confirm: true and an idempotency key)."""
-    principal = require(info, SCOPE_RUN)
 
-    async def create() -> dict[str, Any]:
+    async def create(principal: Principal) -> dict[str, Any]:
         view = await service.create_run(
             principal,
             service.CreateRun(
@@ -288,7 +317,8 @@ async def create_work_item_enhancement_run(
     }
     return await _mutate(
         CreateWorkItemEnhancementRunPayload,
-        principal,
+        info,
+        SCOPE_RUN,
         _idempotency_key(info, input.idempotency_key),
         "createWorkItemEnhancementRun",
         request,
@@ -300,13 +330,13 @@ async def run_work_item_enhancement_action(
     info: Info[GraphQLContext, Any], input: RunWorkItemEnhancementActionInput
 ) -> RunWorkItemEnhancementActionPayload:
     """Run one more action on a reviewable run."""
-    principal = require(info, SCOPE_RUN)
+    key = _idempotency_key(info, input.idempotency_key)
 
-    async def act() -> dict[str, Any]:
-        view, _ = await service.run_action(
-            principal, str(input.run_id), input.action, input.instructions, input.confirm, input.wait
+    async def act(principal: Principal) -> dict[str, Any]:
+        view, finished = await service.run_action(
+            principal, str(input.run_id), input.action, input.instructions, input.confirm, input.wait, key
         )
-        return {"run_id": view.run.id}
+        return {"run_id": view.run.id, "pending": not finished}
 
     request = {
         "run_id": str(input.run_id),
@@ -315,12 +345,7 @@ async def run_work_item_enhancement_action(
         "confirm": input.confirm,
     }
     return await _mutate(
-        RunWorkItemEnhancementActionPayload,
-        principal,
-        _idempotency_key(info, input.idempotency_key),
-        "runWorkItemEnhancementAction",
-        request,
-        act,
+        RunWorkItemEnhancementActionPayload, info, SCOPE_RUN, key, "runWorkItemEnhancementAction", request, act
     )
 
 
@@ -328,17 +353,18 @@ async def apply_work_item_enhancement_drafts(
     info: Info[GraphQLContext, Any], input: ApplyWorkItemEnhancementDraftsInput
 ) -> ApplyWorkItemEnhancementDraftsPayload:
     """Apply selected drafts, with the same explicit target-version guard as REST."""
-    principal = require(info, SCOPE_APPLY)
+    key = _idempotency_key(info, input.idempotency_key)
 
-    async def apply() -> dict[str, Any]:
-        view = await service.apply_drafts(
+    async def apply(principal: Principal) -> dict[str, Any]:
+        view, finished = await service.apply_drafts(
             principal,
             str(input.run_id),
             [str(d) for d in input.draft_ids],
             input.expected_target_version,
             input.confirm,
+            key,
         )
-        return {"run_id": view.run.id}
+        return {"run_id": view.run.id, "pending": not finished}
 
     request = {
         "run_id": str(input.run_id),
@@ -347,12 +373,7 @@ async def apply_work_item_enhancement_drafts(
         "confirm": input.confirm,
     }
     return await _mutate(
-        ApplyWorkItemEnhancementDraftsPayload,
-        principal,
-        _idempotency_key(info, input.idempotency_key),
-        "applyWorkItemEnhancementDrafts",
-        request,
-        apply,
+        ApplyWorkItemEnhancementDraftsPayload, info, SCOPE_APPLY, key, "applyWorkItemEnhancementDrafts", request, apply
     )
 
 
@@ -373,17 +394,41 @@ async def work_item_enhancement_drafts(
     run_id: strawberry.ID,
     field: str | None = None,
     apply_eligible: bool | None = None,
+    first: int | None = None,
+    after: strawberry.ID | None = None,
 ) -> list[WorkItemEnhancementDraft]:
-    """Drafts of a run, filtered by field and eligibility."""
+    """Drafts of a run, newest first, filtered by field and eligibility; `first` (1-100, default 20) per page,
+    `after` the id of the last draft of the previous page."""
     try:
         view, drafts, _ = await service.list_drafts(
-            require(info, SCOPE_READ), str(run_id), field=field, apply_eligible=apply_eligible, limit=100
+            require(info, SCOPE_READ),
+            str(run_id),
+            field=field,
+            apply_eligible=apply_eligible,
+            limit=first,
+            after_id=str(after) if after else None,
         )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
-    data = run_resource(view)
-    wanted = {d.id for d in drafts}
-    return [draft_of(d) for d in data["drafts"] if d["id"] in wanted]
+    data = {d["id"]: d for d in run_resource(view)["drafts"]}
+    return [draft_of(data[d.id]) for d in drafts]
+
+
+async def work_item_enhancement_artifacts(
+    info: Info[GraphQLContext, Any],
+    run_id: strawberry.ID,
+    type: str | None = None,
+    first: int | None = None,
+    after: strawberry.ID | None = None,
+) -> list[WorkItemEnhancementArtifact]:
+    """Artifacts of a run, newest first, filtered by type; `first` per page, `after` the last artifact id held."""
+    try:
+        rows, _ = await service.list_artifacts(
+            require(info, SCOPE_READ), str(run_id), type=type, limit=first, after_id=str(after) if after else None
+        )
+    except GroundworkError as error:
+        raise as_graphql_error(error) from None
+    return [artifact_of(artifact_resource(a)) for a in rows]
 
 
 async def work_item_enhancement_runs(

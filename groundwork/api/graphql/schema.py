@@ -35,6 +35,9 @@ class Query:
     work_item_enhancement_drafts: list[en.WorkItemEnhancementDraft] = strawberry.field(
         resolver=en.work_item_enhancement_drafts
     )
+    work_item_enhancement_artifacts: list[en.WorkItemEnhancementArtifact] = strawberry.field(
+        resolver=en.work_item_enhancement_artifacts
+    )
     work_item_enhancement_runs: en.WorkItemEnhancementRunConnection = strawberry.field(
         resolver=en.work_item_enhancement_runs
     )

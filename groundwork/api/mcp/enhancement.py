@@ -31,7 +31,11 @@ async def _replayable(
     if "error" in outcome:
         raise tool_error(StoredError(outcome["error"]))
     view = await service.load_run(principal, outcome["run_id"])  # the tool's own scope suffices
-    return {"data": run_resource(view), "idempotency_replayed": replayed}
+    answer: dict[str, Any] = {"data": run_resource(view), "idempotency_replayed": replayed}
+    if outcome.get("pending"):  # the deadline passed first: the operation goes on
+        answer["pending"] = True
+        answer["operation"] = f"/api/v1/operations/{view.run.id}"
+    return answer
 
 
 class StoredError(GroundworkError):
@@ -109,8 +113,10 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         """Run one more action on a run that is ready for review; adds drafts, changes no work item."""
 
         async def act(principal: Any) -> dict[str, Any]:
-            view, _ = await service.run_action(principal, run_id, action, instructions, confirm, wait)
-            return {"run_id": view.run.id}
+            view, finished = await service.run_action(
+                principal, run_id, action, instructions, confirm, wait, idempotency_key
+            )
+            return {"run_id": view.run.id, "pending": not finished}
 
         request = {"run_id": run_id, "action": action, "instructions": instructions, "confirm": confirm}
         return await _replayable(ctx, SCOPE_RUN, idempotency_key, "run_enhancement_action", request, act)
@@ -138,7 +144,10 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             )
         except GroundworkError as error:
             raise tool_error(error) from None
-        return {"data": [draft_resource(d, view.eligible[d.id]) for d in drafts], "page": page}
+        return {
+            "data": [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts],
+            "page": page,
+        }
 
     @mcp.tool(annotations=READ_ONLY)
     async def list_enhancement_artifacts(
@@ -188,8 +197,10 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         `confirm: true` and the `expected_target_version` prepare_apply returned; a stale version changes nothing."""
 
         async def apply(principal: Any) -> dict[str, Any]:
-            view = await service.apply_drafts(principal, run_id, draft_ids, expected_target_version, confirm)
-            return {"run_id": view.run.id}
+            view, finished = await service.apply_drafts(
+                principal, run_id, draft_ids, expected_target_version, confirm, idempotency_key
+            )
+            return {"run_id": view.run.id, "pending": not finished}
 
         request = {
             "run_id": run_id,

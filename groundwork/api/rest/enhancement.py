@@ -15,7 +15,12 @@ from groundwork.services import enhancement as service
 from groundwork.services import operations
 
 READ = {"scope": SCOPE_READ}
-Wait = Parameter(query="wait", default=None, ge=0, le=30, description="Seconds to wait for the run (0-30).")
+# The range (0-30) is checked by the service, so every transport answers 422 `validation_failed` alike.
+Wait = Parameter(query="wait", default=None, description="Seconds to wait for the run (0-30, default 10).")
+
+
+def _idempotency_key(request: Request[Principal, Any, Any]) -> str | None:
+    return request.headers.get("idempotency-key")
 
 
 class Target(msgspec.Struct, forbid_unknown_fields=True):
@@ -91,7 +96,7 @@ class EnhancementRunController(Controller):
         self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody, wait: int | None = Wait
     ) -> Response[dict[str, Any]]:
         view, finished = await service.run_action(
-            request.user, run_id, data.action, data.instructions, data.confirm, wait
+            request.user, run_id, data.action, data.instructions, data.confirm, wait, _idempotency_key(request)
         )
         return _answer(view, finished, created=False)
 
@@ -109,7 +114,10 @@ class EnhancementRunController(Controller):
         view, drafts, page = await service.list_drafts(
             request.user, run_id, field=field, apply_eligible=apply_eligible, action=action, limit=limit, cursor=cursor
         )
-        return {"data": [draft_resource(d, view.eligible[d.id]) for d in drafts], "page": page}
+        return {
+            "data": [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts],
+            "page": page,
+        }
 
     @get("/{run_id:str}/artifacts", opt=READ, summary="List artifacts")
     async def list_artifacts(
@@ -129,11 +137,13 @@ class EnhancementRunController(Controller):
         summary="Apply selected drafts to the work item",
         status_code=200,
     )
-    async def apply(self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody) -> dict[str, Any]:
-        view = await service.apply_drafts(
-            request.user, run_id, data.draft_ids, data.expected_target_version, data.confirm
+    async def apply(
+        self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody
+    ) -> Response[dict[str, Any]]:
+        view, finished = await service.apply_drafts(
+            request.user, run_id, data.draft_ids, data.expected_target_version, data.confirm, _idempotency_key(request)
         )
-        return {"data": run_resource(view)}
+        return _answer(view, finished, created=False)
 
 
 @get(

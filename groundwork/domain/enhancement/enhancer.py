@@ -15,6 +15,20 @@ class Evidence:
     ref: EvidenceRef
     text: str
     label: str
+    # Where the text sits: the work item field, or the heading path above a passage ("Spec > Risks").
+    section: str | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceItem:
+    """A completed work item of the same project with an estimate: the reference class an estimate compares with."""
+
+    id: str
+    key: str
+    title: str
+    estimate: float
+    # Its text fields, so its complexity can be read the same way as the target's.
+    text: str
 
 
 @dataclass(frozen=True)
@@ -30,6 +44,17 @@ class EnhancementContext:
     instructions: str
     # Why code context is absent (no scope, no authorized connector); None when it was provided.
     code_context_unavailable_reason: str | None
+    # Completed, estimated work items of the same project (the estimate's reference class).
+    reference_items: tuple[ReferenceItem, ...] = ()
+
+
+class EnhancementFailure(Exception):
+    """A generator could not produce an action's output; `code` is one of `ACTION_ERROR_CODES`."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
 
 
 class Enhancer(Protocol):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from groundwork.domain.errors import FieldError, GroundworkError, ValidationFailed
+from groundwork.domain.work_items import FIELD_NAMES, validate_fields
 
 # Action identifier -> the work item field its drafts propose a value for.
 ACTION_FIELDS: dict[str, str] = {
@@ -34,8 +37,22 @@ REVIEWABLE_STATES = ("ready_for_review", "applied")
 FINAL_STATES = ("failed", "expired")
 
 MAX_ACTIONS = 8
+# Over its whole life (create and review-time actions together): bounds the run resource and its history.
+MAX_ACTIONS_PER_RUN = 32
 MAX_INSTRUCTIONS = 4000
 MAX_APPLY_DRAFTS = 50
+
+# Every failure of an action or a run carries one of these codes (the `failed` event's `error_code`, the
+# action's `errorCode`, the run's `error.code`). Anything else a worker raises is recorded as `internal_error`.
+ACTION_ERROR_CODES: dict[str, str] = {
+    "generation_failed": "the draft generator failed on every attempt (endpoint errors, unusable answers)",
+    "generation_rejected": "the generation endpoint refused the request (4xx); retrying cannot help",
+    "generation_timeout": "the action did not finish within its time limit on any attempt",
+    "evidence_unavailable": "the run's evidence could not be gathered (search index or database unavailable)",
+    "target_gone": "the target work item was deleted while the run was open",
+    "workflow_closed": "the run's workflow closed before it ran (for example, terminated by an operator)",
+    "internal_error": "an unexpected failure inside Groundwork; the worker log has the detail",
+}
 
 SCOPE_RUN = "work-item-enhance:run"
 SCOPE_READ = "work-item-enhance:read"
@@ -133,6 +150,33 @@ class DraftState:
     id: str
     field: str
     applied: bool
+    # Why the proposed value could not be written by a PATCH of the work item (None: it could).
+    value_problem: str | None = None
+
+
+def action_error_code(kind: str | None) -> str:
+    """The documented error code for a failure of this kind; anything unknown is `internal_error`."""
+    return kind if kind in ACTION_ERROR_CODES else "internal_error"
+
+
+def draft_value_problem(field: str, value: Any) -> str | None:
+    """Why applying `value` to `field` would be refused by the work item rules (the same as PATCH), if it would."""
+    if field not in FIELD_NAMES:
+        return f"{field} is not a field of a work item"
+    if value is None:
+        return "the proposed value is empty"
+    errors = validate_fields({field: value})
+    return f"the proposed value {errors[0].message}" if errors else None
+
+
+def derive_request_id(prefix: str, api_key_id: str, idempotency_key: str, *parts: str) -> str:
+    """A stable id for what one idempotent request asks for, so a retried request names the same Update.
+
+    Derived from the API key, the Idempotency-Key and the request itself (so a key reused for another
+    request after its 24 h retention names a different one); shaped like the other ids (prefix + 26 chars).
+    """
+    digest = hashlib.sha256("\x1f".join((api_key_id, idempotency_key, *parts)).encode()).digest()
+    return f"{prefix}_{base64.b32encode(digest).decode().rstrip('=')[:26]}"
 
 
 def check_confirm(confirm: Any) -> None:
@@ -200,6 +244,32 @@ def validate_draft_ids(draft_ids: Any) -> list[str]:
     return list(draft_ids)
 
 
+def check_new_action(action: Any, pending: list[str], total: int) -> str:
+    """A review-time action obeys the create rules over the run's life: known, not already pending, under the cap."""
+    [checked] = validate_actions([action], path="action")
+    if checked in pending:
+        raise InvalidAction(
+            f"{checked} is already pending on this run; wait for it to finish before asking again.",
+            extra={"errors": [{"path": "action", "message": "is already pending on this run"}]},
+        )
+    if total >= MAX_ACTIONS_PER_RUN:
+        raise InvalidAction(
+            f"A run takes at most {MAX_ACTIONS_PER_RUN} actions over its life; start a new run.",
+            extra={"errors": [{"path": "action", "message": f"the run already has {total} actions"}]},
+        )
+    return checked
+
+
+def _ineligible_reason(draft: DraftState, applied_fields: set[str], state: str, expired: bool) -> str | None:
+    if expired or state == "expired":
+        return "the run's review window has ended"
+    if draft.applied:
+        return "already applied"
+    if draft.field in applied_fields:
+        return f"another draft for {draft.field} was already applied"
+    return draft.value_problem
+
+
 def draft_ineligibility(
     requested: list[str], drafts: dict[str, DraftState], state: str, expired: bool
 ) -> dict[str, str]:
@@ -211,12 +281,8 @@ def draft_ineligibility(
         draft = drafts.get(draft_id)
         if draft is None:
             reasons[draft_id] = "not a draft of this run"
-        elif expired or state == "expired":
-            reasons[draft_id] = "the run's review window has ended"
-        elif draft.applied:
-            reasons[draft_id] = "already applied"
-        elif draft.field in applied_fields:
-            reasons[draft_id] = f"another draft for {draft.field} was already applied"
+        elif reason := _ineligible_reason(draft, applied_fields, state, expired):
+            reasons[draft_id] = reason
         elif draft.field in fields_in_request:
             reasons[draft_id] = f"{fields_in_request[draft.field]} in this request also sets {draft.field}"
         else:
@@ -224,11 +290,16 @@ def draft_ineligibility(
     return reasons
 
 
+def apply_ineligible_reason(draft: DraftState, drafts: list[DraftState], state: str, expired: bool) -> str | None:
+    """Why a draft is not `applyEligible` now (None when it is)."""
+    if not expired and state not in REVIEWABLE_STATES and state != "expired":
+        return f"the run is {state}; drafts are applied once it is ready for review"
+    return _ineligible_reason(draft, {d.field for d in drafts if d.applied}, state, expired)
+
+
 def apply_eligible(draft: DraftState, drafts: list[DraftState], state: str, expired: bool) -> bool:
-    """The `applyEligible` flag of DESIGN.md."""
-    if expired or state not in REVIEWABLE_STATES or draft.applied:
-        return False
-    return not any(d.applied and d.field == draft.field for d in drafts)
+    """The `applyEligible` flag of DESIGN.md, plus: the proposed value is one a PATCH would accept."""
+    return apply_ineligible_reason(draft, drafts, state, expired) is None
 
 
 @dataclass(frozen=True)
@@ -238,12 +309,31 @@ class AllowedAction:
     required_scope: str
 
 
-def allowed_actions(state: str, has_eligible_drafts: bool) -> list[AllowedAction]:
-    """What a caller may do next with a run in `state`, each with the scope it needs."""
-    allowed = [AllowedAction("read", "Read the run, its drafts and artifacts", SCOPE_READ)]
+@dataclass(frozen=True)
+class CallerRights:
+    """What the caller's key and role allow on a run's project."""
+
+    can_read: bool
+    can_run: bool
+    can_apply: bool  # the apply scope and a role that may write the project's work items
+
+    @classmethod
+    def everything(cls) -> CallerRights:
+        return cls(True, True, True)
+
+
+def allowed_actions(
+    state: str, has_eligible_drafts: bool, rights: CallerRights | None = None, action_count: int = 0
+) -> list[AllowedAction]:
+    """What this caller may do next with a run in `state`, each with the scope it needs."""
+    rights = rights or CallerRights.everything()
+    allowed = []
+    if rights.can_read:
+        allowed.append(AllowedAction("read", "Read the run, its drafts and artifacts", SCOPE_READ))
     if state in REVIEWABLE_STATES:
-        allowed.append(AllowedAction("run_action", "Run another enhancement action", SCOPE_RUN))
-        if has_eligible_drafts:
+        if rights.can_run and action_count < MAX_ACTIONS_PER_RUN:
+            allowed.append(AllowedAction("run_action", "Run another enhancement action", SCOPE_RUN))
+        if has_eligible_drafts and rights.can_apply:
             allowed.append(AllowedAction("apply", "Apply selected drafts to the work item", SCOPE_APPLY))
     return allowed
 

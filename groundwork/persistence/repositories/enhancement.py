@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef
+from groundwork.domain.enhancement.enhancer import Evidence, ReferenceItem
+from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef, draft_value_problem
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
@@ -52,8 +53,10 @@ class DraftRow:
     created_at: datetime
 
     def state(self) -> DraftState:
-        """What eligibility rules need."""
-        return DraftState(self.id, self.field, self.applied_at is not None)
+        """What eligibility rules need, including whether a PATCH would accept the proposed value."""
+        return DraftState(
+            self.id, self.field, self.applied_at is not None, draft_value_problem(self.field, self.proposed_value)
+        )
 
 
 @dataclass(frozen=True)
@@ -169,10 +172,185 @@ async def list_run_actions(run_id: str) -> list[RunActionRow]:
     return [RunActionRow(**dict(r)) for r in rows]
 
 
+async def run_contents(
+    run_ids: list[str],
+) -> tuple[dict[str, list[RunActionRow]], dict[str, list[DraftRow]], dict[str, list[ArtifactRow]]]:
+    """The actions, drafts and artifacts of many runs in three queries (drafts and artifacts newest first)."""
+    actions: dict[str, list[RunActionRow]] = {r: [] for r in run_ids}
+    drafts: dict[str, list[DraftRow]] = {r: [] for r in run_ids}
+    artifacts: dict[str, list[ArtifactRow]] = {r: [] for r in run_ids}
+    if not run_ids:
+        return actions, drafts, artifacts
+    for row in await db.fetch(
+        "SELECT * FROM enhancement_run_actions WHERE run_id = ANY($1) ORDER BY run_id, id", run_ids
+    ):
+        actions[row["run_id"]].append(RunActionRow(**dict(row)))
+    for row in await db.fetch(
+        "SELECT * FROM enhancement_drafts WHERE run_id = ANY($1) ORDER BY run_id, id DESC", run_ids
+    ):
+        drafts[row["run_id"]].append(_draft(row))
+    for row in await db.fetch(
+        "SELECT * FROM enhancement_artifacts WHERE run_id = ANY($1) ORDER BY run_id, id DESC", run_ids
+    ):
+        artifacts[row["run_id"]].append(_artifact(row))
+    return actions, drafts, artifacts
+
+
+def _when(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value is not None else None
+
+
+def _action_of(item: dict[str, Any]) -> RunActionRow:
+    return RunActionRow(
+        **{**item, "created_at": _when(item["created_at"]), "completed_at": _when(item["completed_at"])}
+    )
+
+
+def _draft_of(item: dict[str, Any]) -> DraftRow:
+    values = {name: item[name] for name in DraftRow.__dataclass_fields__}
+    values["applied_at"], values["created_at"] = _when(item["applied_at"]), _when(item["created_at"])
+    return DraftRow(**values)
+
+
+def _artifact_of(item: dict[str, Any]) -> ArtifactRow:
+    values = {name: item[name] for name in ArtifactRow.__dataclass_fields__}
+    values["created_at"] = _when(item["created_at"])
+    return ArtifactRow(**values)
+
+
+async def get_run_with_contents(
+    workspace_id: str, run_id: str
+) -> tuple[RunRow, list[RunActionRow], list[DraftRow], list[ArtifactRow]] | None:
+    """A run of the workspace with its actions (in order), drafts and artifacts (newest first): one round trip."""
+    row = await db.fetchrow(
+        """SELECT r.*, w.key AS target_key, w.title AS target_title, w.version AS target_version,
+            (SELECT coalesce(json_agg(a ORDER BY a.id), '[]') FROM enhancement_run_actions a
+             WHERE a.run_id = r.id)::text AS actions_json,
+            (SELECT coalesce(json_agg(d ORDER BY d.id DESC), '[]') FROM enhancement_drafts d
+             WHERE d.run_id = r.id)::text AS drafts_json,
+            (SELECT coalesce(json_agg(t ORDER BY t.id DESC), '[]') FROM enhancement_artifacts t
+             WHERE t.run_id = r.id)::text AS artifacts_json
+        FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id
+        WHERE r.id = $1 AND r.workspace_id = $2""",
+        run_id,
+        workspace_id,
+    )
+    if row is None:
+        return None
+    return (
+        _run(row),
+        [_action_of(a) for a in json.loads(row["actions_json"])],
+        [_draft_of(d) for d in json.loads(row["drafts_json"])],
+        [_artifact_of(t) for t in json.loads(row["artifacts_json"])],
+    )
+
+
+@dataclass(frozen=True)
+class CompletionFacts:
+    """What finishing a run needs to know, in one round trip."""
+
+    pending: int
+    has_applies: bool
+    drafts: int
+    artifacts: int
+
+
+async def completion_facts(run_id: str) -> CompletionFacts:
+    """Pending actions, whether anything was applied, and the draft and artifact counts of a run."""
+    row = await db.fetchrow(
+        """SELECT
+            (SELECT count(*) FROM enhancement_run_actions WHERE run_id = $1 AND state = 'pending') AS pending,
+            EXISTS (SELECT 1 FROM enhancement_applies WHERE run_id = $1) AS has_applies,
+            (SELECT count(*) FROM enhancement_drafts WHERE run_id = $1) AS drafts,
+            (SELECT count(*) FROM enhancement_artifacts WHERE run_id = $1) AS artifacts""",
+        run_id,
+    )
+    assert row is not None
+    return CompletionFacts(int(row["pending"]), bool(row["has_applies"]), int(row["drafts"]), int(row["artifacts"]))
+
+
+async def pending_actions(run_id: str) -> list[RunActionRow]:
+    """The action requests of a run not yet completed or failed."""
+    rows = await db.fetch(
+        "SELECT * FROM enhancement_run_actions WHERE run_id = $1 AND state = 'pending' ORDER BY id", run_id
+    )
+    return [RunActionRow(**dict(r)) for r in rows]
+
+
+async def count_run_actions(run_id: str) -> int:
+    """How many actions were requested on a run over its life."""
+    row = await db.fetchrow("SELECT count(*) AS n FROM enhancement_run_actions WHERE run_id = $1", run_id)
+    return int(row["n"]) if row else 0
+
+
+async def store_run_evidence(run_id: str, evidence: list[Evidence], references: list[ReferenceItem]) -> None:
+    """Keep what a run's actions draw on; the first gathering wins (a retry or a racing one changes nothing)."""
+    items = [
+        {"kind": e.ref.kind, "id": e.ref.id, "text": e.text, "label": e.label, "section": e.section} for e in evidence
+    ]
+    refs = [{"id": r.id, "key": r.key, "title": r.title, "estimate": r.estimate, "text": r.text} for r in references]
+    await db.execute(
+        "INSERT INTO enhancement_run_evidence (run_id, items, reference_items) VALUES ($1, $2::jsonb, $3::jsonb)"
+        " ON CONFLICT (run_id) DO NOTHING",
+        run_id,
+        json.dumps(items),
+        json.dumps(refs),
+    )
+
+
+async def get_run_evidence(run_id: str) -> tuple[list[Evidence], list[ReferenceItem]] | None:
+    """The evidence stored for a run, or None when it was never gathered."""
+    row = await db.fetchrow("SELECT items, reference_items FROM enhancement_run_evidence WHERE run_id = $1", run_id)
+    if row is None:
+        return None
+    evidence = [
+        Evidence(EvidenceRef(i["kind"], i["id"]), i["text"], i["label"], i.get("section"))
+        for i in json.loads(row["items"])
+    ]
+    references = [
+        ReferenceItem(r["id"], r["key"], r["title"], float(r["estimate"]), r["text"])
+        for r in json.loads(row["reference_items"])
+    ]
+    return evidence, references
+
+
+async def reference_items(project_id: str, exclude_id: str, limit: int = 20) -> list[ReferenceItem]:
+    """Done work items of a project with a numeric estimate, newest first: an estimate's reference class."""
+    rows = await db.fetch(
+        """SELECT id, key, title, fields FROM work_items
+        WHERE project_id = $1 AND id <> $2 AND status = 'done' AND jsonb_typeof(fields->'estimate') = 'number'
+        ORDER BY id DESC LIMIT $3""",
+        project_id,
+        exclude_id,
+        limit,
+    )
+    result = []
+    for row in rows:
+        fields = json.loads(row["fields"]) if isinstance(row["fields"], str) else dict(row["fields"])
+        text = "\n\n".join(f"## {k}\n\n{v}" for k, v in fields.items() if isinstance(v, str) and v.strip())
+        result.append(ReferenceItem(row["id"], row["key"], row["title"], float(fields["estimate"]), text))
+    return result
+
+
 async def get_run(workspace_id: str, run_id: str, *, for_update: bool = False) -> RunRow | None:
     """A run of the workspace (with its target's live version); `for_update` locks the run row."""
     lock = " FOR UPDATE OF r" if for_update else ""
     row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1 AND r.workspace_id = $2{lock}", run_id, workspace_id)
+    return _run(row) if row else None
+
+
+async def touch_run(run_id: str) -> None:
+    """Mark a run changed (its `updated_at`) when its actions, drafts or artifacts change without its state."""
+    await db.execute("UPDATE enhancement_runs SET updated_at = clock_timestamp() WHERE id = $1", run_id)
+
+
+async def lock_run_for_change(run_id: str) -> RunRow | None:
+    """Lock a run row against other changes of it, but not against rows that reference it (FOR NO KEY UPDATE).
+
+    Inserting a draft takes a KEY SHARE lock on its run; a FOR UPDATE taken after such inserts by two
+    concurrent actions of one run would deadlock, FOR NO KEY UPDATE does not.
+    """
+    row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1 FOR NO KEY UPDATE OF r", run_id)
     return _run(row) if row else None
 
 

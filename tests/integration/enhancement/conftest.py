@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import Workspace, idem
+from groundwork.config import Settings
+from groundwork.worker import build_worker
+from tests.conftest import Workspace, idem, serving
 
 DESCRIPTION = (
     "Customers must be able to save a card at checkout and reuse it later. Card numbers must never be stored "
     "or logged by our services; only the PSP token is kept. Saving a card must complete within 2 seconds at "
     "p99. If the PSP is unavailable, checkout continues without saving the card. Existing saved cards in the "
-    "legacy vault need a migration to PSP tokens."
+    "legacy vault need a migration to PSP tokens. The export of the old card store has not been measured, so the "
+    "migration may miss the cut-over date. Card numbers already leaked into application logs once, in March. "
+    "The PSP sandbox slows down under load, which hides how saving behaves at peak."
 )
 
 
@@ -43,3 +51,29 @@ async def create_run(
     return await client.post(
         f"/api/v1/work-item-enhancements?wait={wait}", json=body, headers=workspace.headers(key, **idem())
     )
+
+
+async def run_action(
+    client: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str, action: str, **extra: Any
+) -> httpx.Response:
+    """POST one review-time action and return the raw response."""
+    wait = extra.pop("wait", 20)
+    headers = workspace.headers(key, **(extra.pop("headers", None) or idem()))
+    body = {"action": action, "confirm": True, **extra}
+    return await client.post(f"/api/v1/work-item-enhancements/{run_id}/actions?wait={wait}", json=body, headers=headers)
+
+
+@asynccontextmanager
+async def own_queue(
+    settings: Settings, temporal_client: Any, enhancer: Any = None, start_worker: bool = True, evidence: Any = None
+) -> AsyncIterator[tuple[str, Settings]]:
+    """An API (and optionally an in-process worker) on a task queue of its own."""
+    queue = f"gen-{uuid.uuid4().hex[:8]}"
+    local = replace(settings, temporal_task_queue=queue)
+    async with serving(local) as url:
+        if not start_worker:
+            yield url, local
+            return
+        worker = build_worker(temporal_client, queue, enhancer=enhancer, evidence=evidence)
+        async with worker:
+            yield url, local

@@ -107,7 +107,8 @@ async def test_bad_requests_get_clear_errors(
     missing = await create_run(client, workspace, key, "wi_nope", ["estimate"])
     assert missing.status_code == 404
     bad_wait = await create_run(client, workspace, key, work_item["id"], ["estimate"], wait=31)
-    assert bad_wait.status_code == 400
+    assert bad_wait.status_code == 422 and bad_wait.json()["code"] == "validation_failed"
+    assert bad_wait.json()["errors"][0]["path"] == "wait"
     assert (
         await client.get("/api/v1/work-item-enhancements?limit=abc", headers=workspace.headers(key))
     ).status_code == 400

@@ -7,10 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -18,10 +14,9 @@ import httpx
 from groundwork.config import Settings
 from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
 from groundwork.persistence.repositories import outbox
-from groundwork.worker import build_worker
-from tests.conftest import Workspace, serving
+from tests.conftest import Workspace
 from tests.fakes.chat_completions import Script, chat_completions_endpoint
-from tests.integration.enhancement.conftest import create_run
+from tests.integration.enhancement.conftest import create_run, own_queue
 
 ANSWER = {
     "drafts": [
@@ -38,22 +33,6 @@ ANSWER = {
         }
     ],
 }
-
-
-@asynccontextmanager
-async def own_queue(
-    settings: Settings, temporal_client: Any, enhancer: Any = None, start_worker: bool = True
-) -> AsyncIterator[tuple[str, Settings]]:
-    """An API (and optionally an in-process worker) on a task queue of its own."""
-    queue = f"gen-{uuid.uuid4().hex[:8]}"
-    local = replace(settings, temporal_task_queue=queue)
-    async with serving(local) as url:
-        if not start_worker:
-            yield url, local
-            return
-        worker = build_worker(temporal_client, queue, enhancer=enhancer)
-        async with worker:
-            yield url, local
 
 
 async def test_chat_completions_drafts_keep_only_cited_evidence(

@@ -133,3 +133,62 @@ def test_an_apply_names_one_to_fifty_distinct_drafts(draft_ids: object) -> None:
     with pytest.raises(ValidationFailed):
         validate_draft_ids(draft_ids)
     assert validate_draft_ids([f"d{i}" for i in range(50)]) == [f"d{i}" for i in range(50)]
+
+
+def test_a_draft_value_a_patch_would_refuse_is_not_eligible_and_says_why() -> None:
+    from groundwork.domain.enhancement.model import apply_ineligible_reason, draft_value_problem
+
+    assert draft_value_problem("estimate", 8) is None
+    assert draft_value_problem("estimate", True) == "the proposed value must be a number of story points"
+    assert draft_value_problem("estimate", 5000) == "the proposed value must be between 0 and 1000"
+    assert draft_value_problem("description", "x" * 50_001) == "the proposed value must be at most 50000 characters"
+    assert draft_value_problem("mood", "happy") == "mood is not a field of a work item"
+    bad = DraftState("draft_z", "estimate", applied=False, value_problem=draft_value_problem("estimate", -1))
+    assert apply_eligible(bad, [bad], "ready_for_review", expired=False) is False
+    assert apply_ineligible_reason(bad, [bad], "ready_for_review", expired=False) == (
+        "the proposed value must be between 0 and 1000"
+    )
+    assert draft_ineligibility(["draft_z"], {"draft_z": bad}, "ready_for_review", expired=False) == {
+        "draft_z": "the proposed value must be between 0 and 1000"
+    }
+
+
+def test_review_time_actions_obey_the_create_rules_over_the_runs_life() -> None:
+    from groundwork.domain.enhancement.model import MAX_ACTIONS_PER_RUN, check_new_action
+
+    assert check_new_action("design", ["estimate"], 3) == "design"
+    for action, pending, total in (("design", ["design"], 2), ("poetry", [], 1), ("design", [], MAX_ACTIONS_PER_RUN)):
+        with pytest.raises(InvalidAction):
+            check_new_action(action, pending, total)
+
+
+def test_every_failure_maps_to_a_documented_code() -> None:
+    from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, action_error_code
+
+    for code in ACTION_ERROR_CODES:
+        assert action_error_code(code) == code
+        assert code == code.lower() and " " not in code
+    for foreign in ("KeyError", "GenerationFailed", None, ""):
+        assert action_error_code(foreign) == "internal_error"
+
+
+def test_request_ids_derive_from_key_idempotency_key_and_request() -> None:
+    from groundwork.domain.enhancement.model import derive_request_id
+
+    first = derive_request_id("apply", "key_1", "idem-1", "wie_1", "draft_a")
+    assert first == derive_request_id("apply", "key_1", "idem-1", "wie_1", "draft_a")
+    assert first.startswith("apply_") and len(first) == len("apply_") + 26
+    assert first != derive_request_id("apply", "key_2", "idem-1", "wie_1", "draft_a")
+    assert first != derive_request_id("apply", "key_1", "idem-2", "wie_1", "draft_a")
+    assert first != derive_request_id("apply", "key_1", "idem-1", "wie_1", "draft_b")
+
+
+def test_allowed_actions_follow_the_callers_rights_and_the_cap() -> None:
+    from groundwork.domain.enhancement.model import MAX_ACTIONS_PER_RUN, CallerRights
+
+    viewer = CallerRights(can_read=True, can_run=True, can_apply=False)
+    assert [a.id for a in allowed_actions("ready_for_review", True, viewer)] == ["read", "run_action"]
+    reader = CallerRights(can_read=True, can_run=False, can_apply=False)
+    assert [a.id for a in allowed_actions("applied", True, reader)] == ["read"]
+    full = CallerRights.everything()
+    assert [a.id for a in allowed_actions("ready_for_review", True, full, MAX_ACTIONS_PER_RUN)] == ["read", "apply"]

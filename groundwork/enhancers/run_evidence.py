@@ -1,0 +1,67 @@
+"""The one place a run's evidence is gathered: once per run, stored, and shared by all its actions.
+
+The run's first step (`enhancement_prepare_run`) gathers it; every action, including review-time
+actions, reads the stored copy, so eight concurrent actions cost one evidence search, and a retried
+or later action sees the same evidence as its siblings (same input, same drafts). Corpus passages and
+context packages are gathered here; a new kind of evidence (code context, once a connector exists)
+joins in `RunEvidence.gather`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from groundwork.domain.enhancement.enhancer import Evidence, ReferenceItem
+from groundwork.domain.work_items import WorkItem
+from groundwork.persistence.repositories import enhancement as runs
+
+
+class EvidenceSource(Protocol):
+    """Where evidence for a work item comes from (evidence search and context packages: `enhancers.evidence`)."""
+
+    async def passages(
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+    ) -> list[Evidence]:
+        """Passages of the project's corpus relevant to the work item that `requested_by` may read."""
+        ...
+
+    async def packages(
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+    ) -> list[Evidence]:
+        """Ready context packages of the project relevant to the work item that `requested_by` may read."""
+        ...
+
+
+@dataclass(frozen=True)
+class GatheredEvidence:
+    """What a run's actions draw on besides the work item's own (live) text."""
+
+    evidence: tuple[Evidence, ...]
+    reference_items: tuple[ReferenceItem, ...]
+
+
+class RunEvidence:
+    """Gathers a run's evidence once and hands the stored copy to each of its actions."""
+
+    def __init__(self, corpus: EvidenceSource) -> None:
+        self.corpus = corpus
+
+    async def gather(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
+        """Every source of evidence for the run, as the requester may see it (the seam for new sources)."""
+        who = (run.workspace_id, run.project_id, run.requested_by, item.title, item.fields)
+        passages = await self.corpus.passages(*who)
+        packages = await self.corpus.packages(*who)
+        references = await runs.reference_items(run.project_id, item.id)
+        return GatheredEvidence(tuple(passages) + tuple(packages), tuple(references))
+
+    async def for_run(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
+        """The run's stored evidence; gathered and stored first if no step has done so yet."""
+        stored = await runs.get_run_evidence(run.id)
+        if stored is None:
+            gathered = await self.gather(run, item)
+            await runs.store_run_evidence(run.id, list(gathered.evidence), list(gathered.reference_items))
+            stored = await runs.get_run_evidence(run.id)  # a concurrent gatherer may have stored first
+            assert stored is not None
+        evidence, references = stored
+        return GatheredEvidence(tuple(evidence), tuple(references))

@@ -1,0 +1,48 @@
+"""The run workflow is deterministic: its own histories, and those recorded before this version, replay on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
+from tests.conftest import Workspace, idem
+from tests.integration.enhancement.conftest import create_run, run_action
+
+# A run (two initial actions, one review-time action, one apply) executed by the workflow code of the
+# previous version (sequential actions, apply as a child workflow), exported with `fetch_history()`.
+BEFORE = Path(__file__).with_name("enhancement_run_recorded_before_depth.json")
+
+
+def _replayer() -> Replayer:
+    return Replayer(workflows=[EnhancementRunWorkflow, ApplyDraftsWorkflow], data_converter=pydantic_data_converter)
+
+
+async def test_a_run_recorded_before_this_version_replays_on_the_new_code() -> None:
+    history = WorkflowHistory.from_json("wie_recorded", BEFORE.read_text())
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None
+
+
+async def test_a_run_of_this_version_replays_deterministically(
+    client: httpx.AsyncClient, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    run = (await create_run(client, workspace, key, work_item["id"], ["requirements", "estimate", "risk_check"])).json()
+    run_id = run["data"]["id"]
+    assert (await run_action(client, workspace, key, run_id, "design")).status_code == 200
+    estimate = next(d for d in run["data"]["drafts"] if d["field"] == "estimate")
+    applied = await client.post(
+        f"/api/v1/work-item-enhancements/{run_id}/apply",
+        json={"draft_ids": [estimate["id"]], "expected_target_version": work_item["version"], "confirm": True},
+        headers=workspace.headers(key, **idem()),
+    )
+    assert applied.status_code == 200
+    history = await temporal_client.get_workflow_handle(run_id).fetch_history()
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None

@@ -1,0 +1,357 @@
+"""A run's life on the real stack: concurrent actions, failures, deadlines, continue-as-new, Temporal down."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateStage
+from temporalio.exceptions import ApplicationError
+
+from groundwork.config import Settings
+from groundwork.domain.enhancement.enhancer import EnhancementContext
+from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, ActionOutput
+from groundwork.domain.ids import new_id
+from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
+from groundwork.enhancers.evidence import CorpusEvidence
+from groundwork.persistence import db
+from groundwork.persistence.repositories import enhancement as runs
+from groundwork.persistence.repositories import outbox
+from groundwork.services import enhancement as service
+from groundwork.workflows.enhancement import EnhancementRunInput, EnhancementRunWorkflow, RunActionUpdate
+from tests.conftest import Workspace, free_port, idem, serving
+from tests.fakes.chat_completions import Script, chat_completions_endpoint
+from tests.integration.enhancement.conftest import create_run, own_queue, run_action
+
+ANSWER = {
+    "drafts": [{"value": "- Tokens only; never store card numbers. [1]", "confidence": 0.8, "evidence": [1]}],
+    "artifacts": [],
+}
+
+
+class CountingEvidence(CorpusEvidence):
+    """The real corpus evidence, counting how often a run's evidence is gathered."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def passages(self, *args: Any) -> Any:
+        self.calls += 1
+        return await super().passages(*args)
+
+
+class BrokenEnhancer:
+    """A generator with a bug: it raises something nobody anticipated."""
+
+    name = "broken"
+
+    async def enhance(self, context: EnhancementContext) -> ActionOutput:
+        raise KeyError("choices")
+
+
+async def _events(workspace: Workspace, run_id: str) -> list[dict[str, Any]]:
+    return [e for e in await outbox.events_for_workspace(workspace.id) if e["resource_id"] == run_id]
+
+
+async def _settled(http: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str) -> dict[str, Any]:
+    for _ in range(300):
+        run = (await http.get(f"/api/v1/work-item-enhancements/{run_id}", headers=workspace.headers(key))).json()
+        if run["data"]["state"] not in ("queued", "running") and not any(
+            a["state"] == "pending" for a in run["data"]["actions"]
+        ):
+            return dict(run["data"])
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} never settled")
+
+
+async def test_a_runs_actions_run_concurrently_on_evidence_gathered_once(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    script = Script(answer=ANSWER, delay_seconds=0.4)
+    evidence = CountingEvidence()
+    actions = ["requirements", "description", "design", "test_plan"]
+    with chat_completions_endpoint(script) as base_url:
+        enhancer = ChatCompletionsEnhancer(base_url, "test-model", None)
+        async with (
+            own_queue(settings, temporal_client, enhancer, evidence=evidence) as (url, _),
+            httpx.AsyncClient(base_url=url, timeout=30) as http,
+        ):
+            run = (await create_run(http, workspace, key, work_item["id"], actions)).json()["data"]
+    assert run["state"] == "ready_for_review"
+    assert [a["state"] for a in run["actions"]] == ["completed"] * 4
+    assert script.most_in_flight >= 2  # the actions' generations overlapped
+    assert evidence.calls == 1  # gathered once for the run, shared by its four actions
+    stored = await runs.get_run_evidence(run["id"])
+    assert stored is not None
+    types = [e["type"] for e in await _events(workspace, run["id"])]
+    assert types.count("work_item_enhancement.action_completed") == 4
+    assert types.count("work_item_enhancement.completed") == 1  # exactly one of them finished the run
+
+
+async def test_a_failed_review_time_action_leaves_the_run_reviewable(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    script = Script(answer=ANSWER)
+    with chat_completions_endpoint(script) as base_url:
+        enhancer = ChatCompletionsEnhancer(base_url, "test-model", None)
+        async with (
+            own_queue(settings, temporal_client, enhancer) as (url, _),
+            httpx.AsyncClient(base_url=url, timeout=30) as http,
+        ):
+            run = (await create_run(http, workspace, key, work_item["id"], ["requirements"])).json()["data"]
+            script.status = 400  # the endpoint now refuses: the review-time action fails at once
+            response = await run_action(http, workspace, key, run["id"], "design")
+            after = response.json()["data"]
+            draft = run["drafts"][0]["id"]
+            applied = await http.post(
+                f"/api/v1/work-item-enhancements/{run['id']}/apply",
+                json={"draft_ids": [draft], "expected_target_version": work_item["version"], "confirm": True},
+                headers=workspace.headers(key, **idem()),
+            )
+    assert response.status_code == 200
+    assert after["state"] == "ready_for_review" and after["error"] is None
+    assert [(a["action"], a["state"], a["errorCode"]) for a in after["actions"]] == [
+        ("requirements", "completed", None),
+        ("design", "failed", "generation_rejected"),
+    ]
+    assert [a["id"] for a in after["allowedActions"]] == ["read", "run_action", "apply"]
+    failed = [e for e in await _events(workspace, run["id"]) if e["type"] == "work_item_enhancement.failed"]
+    assert [e["payload"]["action"] for e in failed] == ["design"]
+    assert failed[0]["payload"]["error_code"] == "generation_rejected"
+    assert applied.status_code == 200 and applied.json()["data"]["state"] == "applied"
+
+
+async def test_an_unexpected_failure_is_coded_internal_error_never_a_class_name(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    async with (
+        own_queue(settings, temporal_client, BrokenEnhancer()) as (url, _),
+        httpx.AsyncClient(base_url=url, timeout=60) as http,
+    ):
+        run = (await create_run(http, workspace, key, work_item["id"], ["design"], wait=30)).json()["data"]
+    assert run["state"] == "failed"
+    assert run["error"]["code"] == "internal_error" and "KeyError" not in run["error"]["message"]
+    assert run["actions"][0]["errorCode"] == "internal_error"
+    [failed] = [e for e in await _events(workspace, run["id"]) if e["type"] == "work_item_enhancement.failed"]
+    assert failed["payload"]["error_code"] in ACTION_ERROR_CODES
+
+
+async def test_an_update_accepted_while_the_initial_action_fails_is_answered_not_abandoned(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    script = Script(status=400, delay_seconds=1.0)
+    with chat_completions_endpoint(script) as base_url:
+        enhancer = ChatCompletionsEnhancer(base_url, "test-model", None)
+        async with (
+            own_queue(settings, temporal_client, enhancer) as (url, _),
+            httpx.AsyncClient(base_url=url, timeout=30) as http,
+        ):
+            run = (await create_run(http, workspace, key, work_item["id"], ["design"], wait=0)).json()["data"]
+            assert await asyncio.to_thread(script.received.wait, 20)
+            handle = temporal_client.get_workflow_handle(run["id"])
+            # The run is still running: the validator accepts, the handler waits for the run to settle.
+            update = await handle.start_update(
+                EnhancementRunWorkflow.run_action,
+                RunActionUpdate(new_id("op"), "estimate", ""),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            )
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await asyncio.wait_for(update.result(), 20)
+            assert await asyncio.wait_for(handle.result(), 20) == "failed"
+    cause = refused.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == "run_not_reviewable"
+
+
+async def test_an_action_past_its_wait_answers_202_with_the_operation_and_finishes(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    script = Script(answer=ANSWER)
+    with chat_completions_endpoint(script) as base_url:
+        enhancer = ChatCompletionsEnhancer(base_url, "test-model", None)
+        async with (
+            own_queue(settings, temporal_client, enhancer) as (url, _),
+            httpx.AsyncClient(base_url=url, timeout=30) as http,
+        ):
+            run = (await create_run(http, workspace, key, work_item["id"], ["requirements"])).json()["data"]
+            script.delay_seconds = 1.0
+            response = await run_action(http, workspace, key, run["id"], "design", wait=0)
+            assert response.status_code == 202
+            assert response.headers["location"] == f"/api/v1/operations/{run['id']}"
+            operation = (await http.get(f"/api/v1/operations/{run['id']}", headers=workspace.headers(key))).json()
+            settled = await _settled(http, workspace, key, run["id"])
+    assert operation["data"]["pendingActions"] == ["design"]
+    assert [a["state"] for a in settled["actions"]] == ["completed", "completed"]
+
+
+async def test_apply_while_an_action_runs_is_refused_and_changes_nothing_then_applies(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    script = Script(answer=ANSWER)
+    body = {"expected_target_version": work_item["version"], "confirm": True}
+    with chat_completions_endpoint(script) as base_url:
+        enhancer = ChatCompletionsEnhancer(base_url, "test-model", None)
+        async with (
+            own_queue(settings, temporal_client, enhancer) as (url, _),
+            httpx.AsyncClient(base_url=url, timeout=30) as http,
+        ):
+            run = (await create_run(http, workspace, key, work_item["id"], ["requirements"])).json()["data"]
+            body["draft_ids"] = [run["drafts"][0]["id"]]
+            script.delay_seconds = 1.0
+            script.received.clear()
+            action = await run_action(http, workspace, key, run["id"], "design", wait=0)
+            assert action.status_code == 202
+            assert await asyncio.to_thread(script.received.wait, 20)  # the action is generating now
+            during = await http.post(
+                f"/api/v1/work-item-enhancements/{run['id']}/apply", json=body, headers=workspace.headers(key, **idem())
+            )
+            item = (await http.get(f"/api/v1/work-items/{work_item['id']}", headers=workspace.headers(key))).json()
+            settled = await _settled(http, workspace, key, run["id"])
+            after = await http.post(
+                f"/api/v1/work-item-enhancements/{run['id']}/apply", json=body, headers=workspace.headers(key, **idem())
+            )
+    assert during.status_code == 409 and during.json()["code"] == "run_not_reviewable"
+    assert item["data"] == work_item  # nothing changed
+    assert [a["state"] for a in settled["actions"]] == ["completed", "completed"]  # the action was not disturbed
+    assert after.status_code == 200, after.text
+    assert after.json()["data"]["state"] == "applied"
+
+
+async def test_an_apply_past_its_deadline_answers_202_and_still_happens(
+    client: httpx.AsyncClient,
+    workspace: Workspace,
+    work_item: dict[str, Any],
+    worker: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    run = (await create_run(client, workspace, key, work_item["id"], ["estimate"])).json()["data"]
+    # A deadline no workflow can meet: the call must answer at once, and the apply carry on.
+    monkeypatch.setattr(service, "ACCEPT_SECONDS", 0.001)
+    response = await client.post(
+        f"/api/v1/work-item-enhancements/{run['id']}/apply",
+        json={"draft_ids": [run["drafts"][0]["id"]], "expected_target_version": work_item["version"], "confirm": True},
+        headers=workspace.headers(key, **idem()),
+    )
+    assert response.status_code == 202
+    assert response.headers["location"] == f"/api/v1/operations/{run['id']}"
+    settled = run
+    for _ in range(200):
+        settled = (
+            await client.get(f"/api/v1/work-item-enhancements/{run['id']}", headers=workspace.headers(key))
+        ).json()["data"]
+        if settled["state"] == "applied":
+            break
+        await asyncio.sleep(0.05)
+    assert settled["state"] == "applied" and settled["appliedDraftIds"] == [run["drafts"][0]["id"]]
+
+
+async def test_the_run_workflow_continues_as_new_and_keeps_serving(
+    client: httpx.AsyncClient,
+    settings: Settings,
+    temporal_client: Any,
+    workspace: Workspace,
+    work_item: dict[str, Any],
+    worker: Any,
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    run_id = new_id("wie")
+    async with db.transaction():
+        await runs.insert_run(
+            run_id=run_id,
+            workspace_id=workspace.id,
+            project_id=work_item["projectId"],
+            target_id=work_item["id"],
+            actions=["requirements"],
+            instructions="",
+            requested_by=workspace.principals["owner"],
+            code_context=False,
+            generator="extractive-v2",
+        )
+    handle = await temporal_client.start_workflow(
+        EnhancementRunWorkflow.run,
+        EnhancementRunInput(run_id, workspace.id, work_item["id"], 3600, updates_before_continue_as_new=2),
+        id=run_id,
+        task_queue=settings.temporal_task_queue,
+    )
+    first_run = (await handle.describe()).run_id
+    await _settled(client, workspace, key, run_id)
+    for action in ("design", "estimate"):
+        assert (await run_action(client, workspace, key, run_id, action)).status_code == 200
+    for _ in range(100):  # after two Updates the workflow continued as new
+        if (await temporal_client.get_workflow_handle(run_id).describe()).run_id != first_run:
+            break
+        await asyncio.sleep(0.05)
+    second_run = (await temporal_client.get_workflow_handle(run_id).describe()).run_id
+    assert second_run != first_run
+    third = await run_action(client, workspace, key, run_id, "risk_check")
+    assert third.status_code == 200, third.text
+    after = third.json()["data"]
+    assert after["state"] == "ready_for_review" and after["reviewExpiresAt"] is not None
+    assert [a["action"] for a in after["actions"]] == ["requirements", "design", "estimate", "risk_check"]
+    draft = next(d for d in after["drafts"] if d["field"] == "estimate")
+    applied = await client.post(
+        f"/api/v1/work-item-enhancements/{run_id}/apply",
+        json={"draft_ids": [draft["id"]], "expected_target_version": work_item["version"], "confirm": True},
+        headers=workspace.headers(key, **idem()),
+    )
+    assert applied.status_code == 200 and applied.json()["data"]["state"] == "applied"
+    assert await temporal_client.get_workflow_handle(run_id).query(EnhancementRunWorkflow.current_state) == "applied"
+
+
+async def test_create_with_temporal_unreachable_stores_the_run_queued_and_the_sweep_starts_it(
+    client: httpx.AsyncClient,
+    settings: Settings,
+    temporal_client: Any,
+    workspace: Workspace,
+    work_item: dict[str, Any],
+    worker: Any,
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    down = replace(settings, temporal_address=f"127.0.0.1:{free_port()}")  # nothing listens there
+    async with serving(down) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        response = await create_run(http, workspace, key, work_item["id"], ["estimate"], wait=10)
+        assert response.status_code == 202, response.text
+        run = response.json()["data"]
+        assert response.headers["location"] == f"/api/v1/operations/{run['id']}"
+        assert run["state"] == "queued" and run["requestedActions"] == ["estimate"]
+        operation = (await http.get(f"/api/v1/operations/{run['id']}", headers=workspace.headers(key))).json()
+        assert operation["data"]["status"] == "queued"
+    assert [e["type"] for e in await _events(workspace, run["id"])] == ["work_item_enhancement.queued"]
+    assert await service.sweep_queued_runs(temporal_client, settings.temporal_task_queue, 3600, 0) >= 1
+    settled = await _settled(client, workspace, key, run["id"])
+    assert settled["state"] == "ready_for_review" and len(settled["drafts"]) == 1
+
+
+async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace, work_item: dict[str, Any]) -> None:
+    from groundwork.domain.enhancement.enhancer import Evidence
+    from groundwork.domain.enhancement.model import EvidenceRef
+
+    await workspace.key("owner", admin=True)
+    run_id = new_id("wie")
+    async with db.transaction():
+        await runs.insert_run(
+            run_id=run_id,
+            workspace_id=workspace.id,
+            project_id=work_item["projectId"],
+            target_id=work_item["id"],
+            actions=["estimate"],
+            instructions="",
+            requested_by=workspace.principals["owner"],
+            code_context=False,
+            generator="extractive-v2",
+        )
+    first = [Evidence(EvidenceRef("passage", "psg_1"), "First passage text.", "Doc", "Doc > Risks")]
+    await runs.store_run_evidence(run_id, first, [])
+    await runs.store_run_evidence(run_id, [Evidence(EvidenceRef("passage", f"psg_{uuid.uuid4().hex}"), "x", "y")], [])
+    stored = await runs.get_run_evidence(run_id)
+    assert stored is not None and stored[0] == first
