@@ -37,7 +37,12 @@ from groundwork.config import Settings
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.search import corpus_index
+from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import TemporalConnection
+
+# How every Groundwork API server runs under uvicorn: the uvloop event loop and the httptools parser
+# (C implementations; uvicorn's defaults fall back to pure Python when they are missing).
+SERVER_OPTIONS: dict[str, Any] = {"loop": "uvloop", "http": "httptools"}
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -59,7 +64,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with db.connection(settings.database_url, max_size=settings.db_pool_max_size):
+        async with (
+            db.connection(settings.database_url, max_size=settings.db_pool_max_size),
+            serving_caches(settings.database_url),
+        ):
             # Temporal may still be starting: readiness reports it, and the client connects on first use.
             with contextlib.suppress(Exception):
                 await temporal.get(timeout=5.0)

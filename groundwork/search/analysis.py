@@ -7,6 +7,7 @@ terms and highlight offsets agree with what the index holds.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -48,18 +49,40 @@ def analyze_clauses(clauses: list[QueryClause]) -> list[AnalyzedClause]:
     return [a for a in analyzed if a.terms]
 
 
+# The simple tokenizer's tokens: runs of letters and digits.
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str | None:
+    found = terms(word)
+    return found[0] if len(found) == 1 else None
+
+
 def highlight_ranges(text: str, clauses: list[AnalyzedClause]) -> list[tuple[int, int]]:
     """Character ranges of `text` matching the non-excluded clauses: each word, and each whole phrase."""
+    wanted = [a.terms for a in clauses if a.clause.occur != "must_not"]
+    if all(len(w) == 1 for w in wanted):
+        # Words only: a stem starts with its word's first letter, so only tokens starting with one of
+        # those letters are stemmed (and each distinct token once per process).
+        stems = {w[0] for w in wanted}
+        initials = {s[0] for s in stems}
+        return [
+            (m.start(), m.end())
+            for m in _TOKEN.finditer(text)
+            if m.group()[0].lower() in initials and _stem(m.group()) in stems
+        ]
+    return _phrase_highlight_ranges(text, wanted)
+
+
+def _phrase_highlight_ranges(text: str, wanted: list[tuple[str, ...]]) -> list[tuple[int, int]]:
     tokens = analyzer().pre_tokenize(text).tokens
     stems = [t.text for t in tokens]
     ranges: set[tuple[int, int]] = set()
-    for analyzed in clauses:
-        if analyzed.clause.occur == "must_not":
-            continue
-        wanted = analyzed.terms
-        width = len(wanted)
+    for phrase in wanted:
+        width = len(phrase)
         for i in range(len(stems) - width + 1):
-            if tuple(stems[i : i + width]) == wanted:
+            if tuple(stems[i : i + width]) == phrase:
                 ranges.add((tokens[i].char_offset_from, tokens[i + width - 1].char_offset_to))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(ranges):

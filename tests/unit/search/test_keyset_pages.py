@@ -8,7 +8,7 @@ import tantivy
 from groundwork.domain.corpus import parse_query
 from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import build_schema
-from groundwork.search.corpus_search import SearchFilters, build_query, search_page
+from groundwork.search.corpus_search import SearchFilters, build_query, collect_ranked, ranked_page
 
 
 def _index(batches: list[list[tuple[int, str, str]]]) -> tantivy.Index:
@@ -21,6 +21,7 @@ def _index(batches: list[list[tuple[int, str, str]]]) -> tantivy.Index:
             doc.add_integer("seq", seq)
             doc.add_text("text", text)
             for name, value in (
+                ("workspace_id", "w1"),
                 ("project_id", project),
                 ("segmenter_id", "paragraph@1"),
                 ("kind", "text"),
@@ -35,13 +36,16 @@ def _index(batches: list[list[tuple[int, str, str]]]) -> tantivy.Index:
 
 def _walk(index: tantivy.Index, query: str, limit: int, cap: int = 1000) -> list[tuple[int, float]]:
     clauses = analyze_clauses(parse_query(query))
-    built = build_query(index.schema, clauses, SearchFilters(["p1"], ["paragraph@1"]))
+    built = build_query(index.schema, clauses, SearchFilters("w1", ["p1"], ["p1", "p2"]))
     seen: list[tuple[int, float]] = []
     after = None
     while True:
-        page = search_page(index.searcher(), built, limit=limit, after=after, offset=len(seen), cap=cap)
+        # Every page re-runs the query, as a request with a cursor does.
+        page = ranked_page(collect_ranked(index.searcher(), built, cap), limit=limit, after=after, cap=cap)
         seen += [(h.seq, h.score) for h in page.hits]
         if not page.has_more:
+            total = min(len(seen), cap)
+            assert (page.total, page.truncated) == (total, len(seen) >= cap and page.truncated)
             return seen
         after = (page.hits[-1].score, page.hits[-1].seq)
 
