@@ -13,6 +13,7 @@ Counting stops at the cap: `collect_ranked` takes the top `cap + 1` hits without
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import tantivy
@@ -20,9 +21,12 @@ import tantivy
 from groundwork.domain.corpus import MAX_REACHABLE_HITS
 from groundwork.search.analysis import AnalyzedClause
 
-# How much a match counts in each field: a heading that opens the passage's section, the document title
-# and the heading path say what the passage is about; the text is where the words are.
-FIELD_BOOSTS: tuple[tuple[str, float], ...] = (("text", 1.0), ("title", 1.5), ("section", 1.0), ("heading", 3.0))
+# What a word matching the document's structure is worth, as a multiple of its idf in that field: the
+# heading that opens the passage's section, the document title and the heading path say what a passage
+# is about. The text itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the word's idf). Structure
+# scores are constant per match: these fields are short and absent from many passages, where BM25's
+# length normalisation against their tiny average length would crush every match.
+STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 3.0), ("title", 1.5), ("section", 1.0))
 CLASSES = ("general", "financial", "staffing")
 
 _OCCUR = {"should": tantivy.Occur.Should, "must": tantivy.Occur.Must, "must_not": tantivy.Occur.MustNot}
@@ -102,28 +106,77 @@ def _term_or_phrase(schema: tantivy.Schema, field: str, terms: tuple[str, ...]) 
     return tantivy.Query.phrase_query(schema, field, list(terms))
 
 
-def clause_query(schema: tantivy.Schema, analyzed: AnalyzedClause) -> tantivy.Query:
-    """A word or phrase over the text and the document structure, each field with its weight."""
-    parts = []
-    for field, boost in FIELD_BOOSTS:
+def idf(doc_freq: int, num_docs: int) -> float:
+    """BM25's inverse document frequency (Tantivy's formula)."""
+    return math.log(1.0 + (max(0, num_docs - doc_freq) + 0.5) / (doc_freq + 0.5))
+
+
+# BM25's k1: a text match scores at most (k1 + 1) times its idf.
+_K1 = 1.2
+
+
+class IndexStatistics:
+    """Document frequencies of one snapshot, and its document count as BM25 counts it (deleted ones too)."""
+
+    def __init__(self, searcher: tantivy.Searcher, kinds: tuple[str, ...]) -> None:
+        self.searcher = searcher
+        # Every passage has one kind and the marker document has the marker; doc_freq counts deleted ones too,
+        # as Tantivy's own idf does (it divides by each segment's max_doc).
+        total = sum(searcher.doc_freq("kind", kind) for kind in kinds) + searcher.doc_freq("marker", "applied")
+        self.total_docs = max(1, total, searcher.num_docs)
+
+    def doc_freq(self, field: str, term: str) -> int:
+        """How many documents (deleted ones included) hold `term` in `field`."""
+        return int(self.searcher.doc_freq(field, term))
+
+    def idf(self, field: str, terms: tuple[str, ...]) -> float:
+        """The idf of a word, or the summed idf of a phrase's words, in `field`."""
+        return sum(idf(self.doc_freq(field, term), self.total_docs) for term in terms)
+
+
+@dataclass(frozen=True)
+class WeightedClause:
+    """A clause's query and the highest score it can add to any document."""
+
+    analyzed: AnalyzedClause
+    query: tantivy.Query
+    upper_bound: float
+
+
+def clause_query(schema: tantivy.Schema, analyzed: AnalyzedClause, stats: IndexStatistics) -> WeightedClause:
+    """A word or phrase: BM25 over the text, plus a constant idf-weighted score for each structure field it
+    matches (its rarity in that field makes it count, a field's length does not)."""
+    parts = [(tantivy.Occur.Should, _term_or_phrase(schema, "text", analyzed.terms))]
+    bound = (1.0 + _K1) * stats.idf("text", analyzed.terms)
+    for field, weight in STRUCTURE_WEIGHTS:
+        if not all(stats.doc_freq(field, term) for term in analyzed.terms):
+            continue  # no passage has it there: nothing to add
+        score = weight * stats.idf(field, analyzed.terms)
         query = _term_or_phrase(schema, field, analyzed.terms)
-        parts.append((tantivy.Occur.Should, query if boost == 1.0 else tantivy.Query.boost_query(query, boost)))
-    return tantivy.Query.boolean_query(parts)
+        parts.append((tantivy.Occur.Should, tantivy.Query.const_score_query(query, score)))
+        bound += score
+    query = parts[0][1] if len(parts) == 1 else tantivy.Query.boolean_query(parts)
+    return WeightedClause(analyzed, query, bound * 1.001)  # a margin for Tantivy's 32-bit arithmetic
 
 
-def ranking_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], *, structure: bool = True) -> tantivy.Query:
-    """The BM25 query of the clauses: plain ones rank, `+` ones must match (anywhere), `-` ones must not be in
-    the text. `structure=False` ranks the text alone (how search ranked before structure counted)."""
-    if not structure:
+def weighted_clauses(
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics
+) -> list[WeightedClause]:
+    """Every clause that ranks or must match, weighed; excluded ones are left to `ranking_query`."""
+    return [clause_query(schema, a, stats) for a in clauses if a.clause.occur != "must_not"]
+
+
+def ranking_query(
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics | None = None
+) -> tantivy.Query:
+    """The query of the clauses: plain ones rank, `+` ones must match (anywhere), `-` ones must not be in the
+    text. Without statistics (which weigh structure) only the text ranks, as before structure counted."""
+    if stats is None:
         return text_query(schema, clauses)
-    parts = []
-    for analyzed in clauses:
-        occur = analyzed.clause.occur
-        if occur == "must_not":
-            parts.append((tantivy.Occur.MustNot, _term_or_phrase(schema, "text", analyzed.terms)))
-        else:
-            parts.append((_OCCUR[occur], clause_query(schema, analyzed)))
-    return tantivy.Query.boolean_query(parts)
+    must_not = tantivy.Occur.MustNot
+    excluded = [(must_not, _term_or_phrase(schema, "text", a.terms)) for a in clauses if a.clause.occur == "must_not"]
+    weighted = [(_OCCUR[w.analyzed.clause.occur], w.query) for w in weighted_clauses(schema, clauses, stats)]
+    return tantivy.Query.boolean_query(weighted + excluded)
 
 
 def _const(query: tantivy.Query) -> tantivy.Query:
@@ -169,11 +222,22 @@ def filter_clauses(schema: tantivy.Schema, filters: SearchFilters) -> list[tuple
 
 
 def build_query(
-    schema: tantivy.Schema, clauses: list[AnalyzedClause], filters: SearchFilters, *, structure: bool = True
+    schema: tantivy.Schema,
+    clauses: list[AnalyzedClause],
+    filters: SearchFilters,
+    stats: IndexStatistics | None = None,
+    *,
+    required: list[WeightedClause] | None = None,
 ) -> tantivy.Query:
-    """The BM25 query of the clauses, restricted by filters that add nothing to the score."""
-    ranking = ranking_query(schema, clauses, structure=structure)
-    return tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters)])
+    """The query of the clauses (structure weighed with the snapshot's statistics), restricted by filters that
+    add nothing to the score. `required`: only documents matching one of these clauses (scores unchanged)."""
+    ranking = ranking_query(schema, clauses, stats)
+    parts = [(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters)]
+    if required is not None:
+        # Scored zero and intersected, so a document's score is exactly its score in the whole query.
+        either = tantivy.Query.boolean_query([(tantivy.Occur.Should, w.query) for w in required])
+        parts.append((tantivy.Occur.Must, _const(either)))
+    return tantivy.Query.boolean_query(parts)
 
 
 @dataclass(frozen=True)
@@ -208,6 +272,42 @@ def collect_ranked(searcher: tantivy.Searcher, query: tantivy.Query, cap: int = 
     ]
     hits.sort(key=lambda hit: (-hit.score, hit.seq))
     return hits
+
+
+def collect_page(
+    searcher: tantivy.Searcher,
+    schema: tantivy.Schema,
+    clauses: list[AnalyzedClause],
+    filters: SearchFilters,
+    stats: IndexStatistics | None,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+    cap: int = MAX_REACHABLE_HITS,
+) -> RankedPage:
+    """A page of the query's hits: exact ranking, count exact up to the cap.
+
+    When every clause is optional and some are frequent, it first asks only for documents holding one of the
+    rare ones (MaxScore): a document holding nothing but frequent words scores at most the sum of their upper
+    bounds, so if the page's last hit scores above that and the cap is reached, that page is the page of the
+    whole query. Otherwise (or when unsure) the whole query runs.
+    """
+    if stats is not None and all(a.clause.occur != "must" for a in clauses):
+        weighted = sorted(weighted_clauses(schema, clauses, stats), key=lambda w: w.upper_bound)
+        frequent, total = 0, 0.0
+        while frequent < len(weighted) - 1 and total + weighted[frequent].upper_bound < 0.5 * weighted[-1].upper_bound:
+            total += weighted[frequent].upper_bound
+            frequent += 1
+        if frequent:
+            required = weighted[frequent:]
+            query = build_query(schema, clauses, filters, stats, required=required)
+            ranked = collect_ranked(searcher, query, cap)
+            if len(ranked) > cap:
+                page = ranked_page(ranked, limit=limit, after=after, cap=cap)
+                if page.hits and page.hits[-1].score > total:
+                    return page
+    ranked = collect_ranked(searcher, build_query(schema, clauses, filters, stats), cap)
+    return ranked_page(ranked, limit=limit, after=after, cap=cap)
 
 
 def ranked_page(

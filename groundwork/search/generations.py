@@ -23,7 +23,7 @@ import shutil
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -120,6 +120,14 @@ class Snapshot:
     searcher: tantivy.Searcher
     applied_seq: int
     generation: str
+    # Values computed once per snapshot (e.g. corpus statistics), by name.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def remembered(self, name: str, compute: Callable[[], Any]) -> Any:
+        """`compute()` once for this snapshot."""
+        if name not in self.memo:
+            self.memo[name] = compute()
+        return self.memo[name]
 
 
 def _marker_position(index: tantivy.Index, searcher: tantivy.Searcher) -> int:

@@ -14,18 +14,11 @@ from typing import Any
 
 import tantivy
 
-from groundwork.domain.corpus import QueryClause
+from groundwork.domain.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlight_ranges
 from groundwork.search.corpus_index import corpus_index, read_record
-from groundwork.search.corpus_search import (
-    RankedHit,
-    RankedPage,
-    SearchFilters,
-    build_query,
-    collect_ranked,
-    ranked_page,
-)
+from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.generations import Snapshot
 
 
@@ -109,6 +102,11 @@ def passage_hit(hit: RankedHit, document: tantivy.Document, clauses: list[Analyz
     )
 
 
+def snapshot_statistics(snapshot: Snapshot) -> IndexStatistics:
+    """The corpus statistics of a snapshot (computed once per snapshot)."""
+    return snapshot.remembered("statistics", lambda: IndexStatistics(snapshot.searcher, SOURCE_KINDS))  # type: ignore[no-any-return]
+
+
 def search_snapshot(
     snapshot: Snapshot,
     schema: tantivy.Schema,
@@ -119,9 +117,9 @@ def search_snapshot(
     after: tuple[float, int] | None,
 ) -> tuple[RankedPage, list[PassageHit]]:
     """One page of passages from one snapshot (blocking: run it off the event loop for large searches)."""
-    ranked = collect_ranked(snapshot.searcher, build_query(schema, clauses, filters))
-    page = ranked_page(ranked, limit=limit, after=after)
     searcher = snapshot.searcher
+    stats = snapshot_statistics(snapshot)
+    page = collect_page(searcher, schema, clauses, filters, stats, limit=limit, after=after)
     return page, [passage_hit(hit, searcher.doc(hit.address), clauses) for hit in page.hits]
 
 
