@@ -8,6 +8,7 @@ terms and highlight offsets agree with what the index holds.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -49,30 +50,55 @@ def analyze_clauses(clauses: list[QueryClause]) -> list[AnalyzedClause]:
     return [a for a in analyzed if a.terms]
 
 
-# The simple tokenizer's tokens: runs of letters and digits.
-_TOKEN = re.compile(r"[^\W_]+")
-
-
 @lru_cache(maxsize=65_536)
 def _stem(word: str) -> str | None:
     found = terms(word)
     return found[0] if len(found) == 1 else None
 
 
+# Porter2's exceptional forms whose stem does not start like the word ("dying" → "die").
+_SHORT_PREFIX_STEMS = frozenset({"die", "lie", "tie"})
+_TOKEN_REST = re.compile(r"[^\W_]*")
+
+
+def _prefix(stem: str) -> str:
+    """Characters every word with this stem starts with (lower-cased): Snowball only rewrites word endings."""
+    if stem in _SHORT_PREFIX_STEMS:
+        return stem[0]
+    return stem[: min(3, max(1, len(stem) - 1))]
+
+
 def highlight_ranges(text: str, clauses: list[AnalyzedClause]) -> list[tuple[int, int]]:
     """Character ranges of `text` matching the non-excluded clauses: each word, and each whole phrase."""
+    return highlighter(clauses)(text)
+
+
+def highlighter(clauses: list[AnalyzedClause]) -> Callable[[str], list[tuple[int, int]]]:
+    """`highlight_ranges` for these clauses, prepared once for many passages."""
     wanted = [a.terms for a in clauses if a.clause.occur != "must_not"]
-    if all(len(w) == 1 for w in wanted):
-        # Words only: a stem starts with its word's first letter, so only tokens starting with one of
-        # those letters are stemmed (and each distinct token once per process).
-        stems = {w[0] for w in wanted}
-        initials = {s[0] for s in stems}
-        return [
-            (m.start(), m.end())
-            for m in _TOKEN.finditer(text)
-            if m.group()[0].lower() in initials and _stem(m.group()) in stems
-        ]
-    return _phrase_highlight_ranges(text, wanted)
+    if not all(len(w) == 1 for w in wanted):
+        return lambda text: _phrase_highlight_ranges(text, wanted)
+    stems = frozenset(w[0] for w in wanted)
+    prefixes = tuple({_prefix(s) for s in stems})
+
+    def words(text: str) -> list[tuple[int, int]]:
+        # Words only: find where a word with a stem's prefix starts a token, and stem just those tokens.
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a character whose lower case is longer: offsets would shift
+            return _phrase_highlight_ranges(text, wanted)
+        found: set[tuple[int, int]] = set()
+        for prefix in prefixes:
+            start = lowered.find(prefix)
+            while start >= 0:
+                if start == 0 or not lowered[start - 1].isalnum():
+                    match = _TOKEN_REST.match(lowered, start)
+                    end = match.end() if match else start
+                    if _stem(text[start:end]) in stems:
+                        found.add((start, end))
+                start = lowered.find(prefix, start + 1)
+        return sorted(found)
+
+    return words
 
 
 def _phrase_highlight_ranges(text: str, wanted: list[tuple[str, ...]]) -> list[tuple[int, int]]:

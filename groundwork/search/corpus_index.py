@@ -10,7 +10,6 @@ version and their count always agree with each other.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,8 +75,9 @@ class IndexedPassage:
 
     def record(self) -> bytes:
         """The stored record of the passage (everything an answer shows besides the text)."""
-        return json.dumps(
-            [
+        return _RECORD_SEPARATOR.join(
+            "" if value is None else str(value)
+            for value in (
                 self.passage_id,
                 self.project_id,
                 self.source_id,
@@ -92,8 +92,7 @@ class IndexedPassage:
                 self.char_end,
                 self.provenance_quality,
                 self.segmenter_id,
-            ],
-            separators=(",", ":"),
+            )
         ).encode()
 
 
@@ -115,9 +114,22 @@ RECORD_KEYS = (
 )
 
 
+# Fields of a record are joined by the ASCII unit separator, which no stored value may hold.
+_RECORD_SEPARATOR = "\x1f"
+_INT_KEYS = frozenset({"page", "paragraph", "char_start", "char_end"})
+_OPTIONAL_KEYS = frozenset({"page", "paragraph", "section"})
+
+
 def read_record(raw: bytes) -> dict[str, Any]:
     """A stored record as a dict keyed like the passage row it came from."""
-    return dict(zip(RECORD_KEYS, json.loads(raw), strict=True))
+    record: dict[str, Any] = dict(zip(RECORD_KEYS, raw.decode().split(_RECORD_SEPARATOR), strict=True))
+    for key in _OPTIONAL_KEYS:
+        if record[key] == "":
+            record[key] = None
+    for key in _INT_KEYS:
+        if record[key] is not None:
+            record[key] = int(record[key])
+    return record
 
 
 def nearest_heading(section: str | None) -> str | None:
@@ -132,6 +144,8 @@ class CorpusGenerationWriter(GenerationWriter):
 
     schema_version = SCHEMA_VERSION
     records_position = True
+    # Commits come often (each ingest waits for one): one thread flushes one segment per commit, not one per core.
+    indexing_threads = 1
 
     def add_passages(self, passages: Iterable[IndexedPassage]) -> int:
         """Add passages (a rebuild writes each exactly once); returns how many."""

@@ -274,6 +274,49 @@ def collect_ranked(searcher: tantivy.Searcher, query: tantivy.Query, cap: int = 
     return hits
 
 
+def filtered_documents(stats: IndexStatistics, filters: SearchFilters) -> int | None:
+    """At most how many documents (deleted ones included) the filters let through, and at least how many minus
+    what they exclude; None when a filter's size cannot be read from document frequencies."""
+    if filters.source_id is not None or filters.kind is not None:
+        return None
+    readable = sorted(set(filters.project_ids))
+    unreadable = sorted(set(filters.workspace_project_ids or ()) - set(readable))
+    if len(readable) == 1:
+        allowed = stats.doc_freq("project_id", readable[0])
+    elif filters.workspace_project_ids is not None and len(unreadable) < len(readable):
+        allowed = stats.doc_freq("workspace_id", filters.workspace_id)
+        allowed -= sum(stats.doc_freq("project_id", p) for p in unreadable)
+    else:
+        allowed = sum(stats.doc_freq("project_id", p) for p in readable)
+    allowed -= sum(stats.doc_freq("classification", c) for c in CLASSES if c not in filters.classes)
+    allowed -= sum(stats.doc_freq("segmenter_id", s) for s in filters.excluded_segmenters)
+    allowed -= sum(stats.doc_freq("source_id", s) for s in filters.excluded_sources)
+    return allowed
+
+
+def matches_more_than(
+    stats: IndexStatistics, clauses: list[AnalyzedClause], filters: SearchFilters, count: int
+) -> bool:
+    """Whether document frequencies alone prove that more than `count` live documents match (so counting them
+    is not needed): |word and filter| >= |word| + |filter| - all documents, less deleted and excluded ones."""
+    if any(a.clause.occur == "must" for a in clauses):
+        return False
+    allowed = filtered_documents(stats, filters)
+    if allowed is None:
+        return False
+    deleted = max(0, stats.total_docs - stats.searcher.num_docs)
+    excluded = sum(
+        stats.doc_freq("text", a.terms[0]) for a in clauses if a.clause.occur == "must_not" and len(a.terms) == 1
+    )
+    if any(a.clause.occur == "must_not" and len(a.terms) > 1 for a in clauses):
+        return False
+    best = max(
+        (stats.doc_freq("text", a.terms[0]) for a in clauses if a.clause.occur == "should" and len(a.terms) == 1),
+        default=0,
+    )
+    return best + allowed - stats.total_docs - deleted - excluded > count
+
+
 def collect_page(
     searcher: tantivy.Searcher,
     schema: tantivy.Schema,
@@ -283,31 +326,54 @@ def collect_page(
     *,
     limit: int,
     after: tuple[float, int] | None,
+    offset: int = 0,
     cap: int = MAX_REACHABLE_HITS,
 ) -> RankedPage:
     """A page of the query's hits: exact ranking, count exact up to the cap.
 
+    Counting stops at the cap: the top `cap + 1` hits are collected, unless document frequencies already prove
+    that more than `cap` documents match; then only the hits up to the page's end are collected.
+
     When every clause is optional and some are frequent, it first asks only for documents holding one of the
     rare ones (MaxScore): a document holding nothing but frequent words scores at most the sum of their upper
-    bounds, so if the page's last hit scores above that and the cap is reached, that page is the page of the
-    whole query. Otherwise (or when unsure) the whole query runs.
+    bounds, so if the page is full, its last hit scores above that bound, and the count is settled, that page
+    is the page of the whole query. Otherwise the whole query runs.
     """
+    over_cap = stats is not None and matches_more_than(stats, clauses, filters, cap)
+    wanted = min(cap + 1, offset + limit + 1 + _SLACK) if over_cap else cap + 1
+
+    def page_of(ranked: list[RankedHit]) -> RankedPage:
+        page = ranked_page(ranked, limit=limit, after=after, cap=cap)
+        if over_cap:
+            more = page.has_more or (len(page.hits) == limit and offset + limit < cap)
+            return RankedPage(page.hits, more, cap, True)
+        return page
+
+    def settled(ranked: list[RankedHit], page: RankedPage) -> bool:
+        # Tantivy keeps tied hits at the edge of what it collects by document address, not by seq: a page
+        # that ends on the lowest score collected may be missing a tie.
+        return len(ranked) < wanted or (bool(page.hits) and page.hits[-1].score > ranked[-1].score)
+
     if stats is not None and all(a.clause.occur != "must" for a in clauses):
         weighted = sorted(weighted_clauses(schema, clauses, stats), key=lambda w: w.upper_bound)
-        frequent, total = 0, 0.0
-        while frequent < len(weighted) - 1 and total + weighted[frequent].upper_bound < 0.5 * weighted[-1].upper_bound:
-            total += weighted[frequent].upper_bound
+        frequent, bound = 0, 0.0
+        while frequent < len(weighted) - 1 and bound + weighted[frequent].upper_bound < 0.5 * weighted[-1].upper_bound:
+            bound += weighted[frequent].upper_bound
             frequent += 1
         if frequent:
-            required = weighted[frequent:]
-            query = build_query(schema, clauses, filters, stats, required=required)
-            ranked = collect_ranked(searcher, query, cap)
-            if len(ranked) > cap:
-                page = ranked_page(ranked, limit=limit, after=after, cap=cap)
-                if page.hits and page.hits[-1].score > total:
+            query = build_query(schema, clauses, filters, stats, required=weighted[frequent:])
+            ranked = collect_ranked(searcher, query, wanted - 1)
+            if over_cap or len(ranked) > cap:
+                page = page_of(ranked)
+                if len(page.hits) == limit and page.hits[-1].score > bound and settled(ranked, page):
                     return page
-    ranked = collect_ranked(searcher, build_query(schema, clauses, filters, stats), cap)
-    return ranked_page(ranked, limit=limit, after=after, cap=cap)
+    query = build_query(schema, clauses, filters, stats)
+    ranked = collect_ranked(searcher, query, wanted - 1)
+    page = page_of(ranked)
+    if wanted <= cap and not (len(page.hits) == limit and settled(ranked, page)):
+        # A tie at the edge, or a cursor deeper than what was collected: collect to the cap.
+        page = page_of(collect_ranked(searcher, query, cap))
+    return page
 
 
 def ranked_page(

