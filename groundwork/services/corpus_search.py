@@ -13,6 +13,7 @@ is one index snapshot read in one worker thread, with no database round trip whe
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -34,10 +35,18 @@ from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.search.corpus_index import corpus_index
 from groundwork.search.corpus_search import SearchFilters
-from groundwork.search.passages import PassageHit, ServingState, load_serving_state, search_snapshot
+from groundwork.search.passages import (
+    PassageHit,
+    ServingState,
+    load_serving_state,
+    search_snapshot,
+    snapshot_statistics,
+)
 from groundwork.services.invalidated_cache import InvalidatedCache
 
 CONTEXT_READ = "context:read"
+# Up to this many postings (summed document frequencies of the query's words), a search runs on the event loop.
+_INLINE_POSTINGS = 2_000
 # What each principal may read through each subject, and what serves at each index position: cached
 # while the change feed is live, dropped on any change to memberships, roles, projects, segmenters or classes.
 _scopes: InvalidatedCache[tuple[str, str, bool, str, str], repo.SearchScope] = InvalidatedCache(ttl_seconds=60.0)
@@ -150,10 +159,14 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         source_id=search.source_id,
         kind=search.kind,
     )
-    # Tantivy releases the GIL while it searches: the whole read runs in a worker thread.
-    page, passages = await asyncio.to_thread(
+    read = functools.partial(
         search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
     )
+    # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
+    # over few (rare words) costs less than the hop to a thread and back, and runs here.
+    stats = snapshot_statistics(snapshot)
+    postings = sum(stats.doc_freq("text", term) for a in clauses for term in a.terms)
+    page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]
