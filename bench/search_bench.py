@@ -391,11 +391,24 @@ class KeepAliveHTTP:
             self.opened += 1
             self.idle.put_nowait(await asyncio.open_connection(self.host, self.port))
         reader, writer = await self.idle.get()
+        head = [f"POST {path} HTTP/1.1", f"Host: {self.host}", "Content-Type: application/json"]
+        head += [f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]
+        request = ("\r\n".join(head) + "\r\n\r\n").encode() + body
         try:
-            head = [f"POST {path} HTTP/1.1", f"Host: {self.host}", "Content-Type: application/json"]
-            head += [f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]
-            writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-            status = int((await reader.readline()).split()[1])
+            for attempt in range(2):
+                try:
+                    writer.write(request)
+                    status_line = await reader.readline()
+                    if not status_line:
+                        raise ConnectionError("closed")
+                    break
+                except (ConnectionError, OSError):
+                    # The server closes a keep-alive connection left idle (uvicorn: after 5 s): open another.
+                    if attempt:
+                        raise
+                    writer.close()
+                    reader, writer = await asyncio.open_connection(self.host, self.port)
+            status = int(status_line.split()[1])
             length = 0
             while (line := await reader.readline()) != b"\r\n":
                 if line.lower().startswith(b"content-length:"):
