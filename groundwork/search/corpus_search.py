@@ -120,14 +120,21 @@ class IndexStatistics:
 
     def __init__(self, searcher: tantivy.Searcher, kinds: tuple[str, ...]) -> None:
         self.searcher = searcher
+        self._doc_freqs: dict[tuple[str, str], int] = {}
         # Every passage has one kind and the marker document has the marker; doc_freq counts deleted ones too,
         # as Tantivy's own idf does (it divides by each segment's max_doc).
         total = sum(searcher.doc_freq("kind", kind) for kind in kinds) + searcher.doc_freq("marker", "applied")
         self.total_docs = max(1, total, searcher.num_docs)
 
     def doc_freq(self, field: str, term: str) -> int:
-        """How many documents (deleted ones included) hold `term` in `field`."""
-        return int(self.searcher.doc_freq(field, term))
+        """How many documents (deleted ones included) hold `term` in `field` (remembered for the snapshot)."""
+        key = (field, term)
+        found = self._doc_freqs.get(key)
+        if found is None:
+            if len(self._doc_freqs) > 100_000:
+                self._doc_freqs = {}
+            found = self._doc_freqs[key] = int(self.searcher.doc_freq(field, term))
+        return found
 
     def idf(self, field: str, terms: tuple[str, ...]) -> float:
         """The idf of a word, or the summed idf of a phrase's words, in `field`."""
@@ -228,10 +235,12 @@ def build_query(
     stats: IndexStatistics | None = None,
     *,
     required: list[WeightedClause] | None = None,
+    ranking: tantivy.Query | None = None,
 ) -> tantivy.Query:
     """The query of the clauses (structure weighed with the snapshot's statistics), restricted by filters that
-    add nothing to the score. `required`: only documents matching one of these clauses (scores unchanged)."""
-    ranking = ranking_query(schema, clauses, stats)
+    add nothing to the score. `required`: only documents matching one of these clauses (scores unchanged).
+    `ranking`: a ranking query to use instead of the clauses' own."""
+    ranking = ranking if ranking is not None else ranking_query(schema, clauses, stats)
     parts = [(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters)]
     if required is not None:
         # Scored zero and intersected, so a document's score is exactly its score in the whole query.
@@ -361,7 +370,21 @@ def collect_page(
             bound += weighted[frequent].upper_bound
             frequent += 1
         if frequent:
-            query = build_query(schema, clauses, filters, stats, required=weighted[frequent:])
+            if frequent == 1 and len(weighted) == 2:
+                # One rare word required, the frequent one optional: a sum of two scores does not depend on
+                # their order, so the scores are exactly the whole query's, and Tantivy walks the rare word.
+                must_not = tantivy.Occur.MustNot
+                excluded = [
+                    (must_not, _term_or_phrase(schema, "text", a.terms))
+                    for a in clauses
+                    if a.clause.occur == "must_not"
+                ]
+                pair = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, weighted[1].query), (tantivy.Occur.Should, weighted[0].query), *excluded]
+                )
+                query = build_query(schema, clauses, filters, stats, ranking=pair)
+            else:
+                query = build_query(schema, clauses, filters, stats, required=weighted[frequent:])
             ranked = collect_ranked(searcher, query, wanted - 1)
             if over_cap or len(ranked) > cap:
                 page = page_of(ranked)
