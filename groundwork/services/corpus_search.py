@@ -33,7 +33,7 @@ from groundwork.domain.pagination import page_request, ranked_cursor, ranked_pos
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
-from groundwork.search.corpus_index import corpus_index
+from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index
 from groundwork.search.corpus_search import SearchFilters
 from groundwork.search.passages import (
     PassageHit,
@@ -165,7 +165,8 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
     # over few (rare words) costs less than the hop to a thread and back, and runs here.
     stats = snapshot_statistics(snapshot)
-    postings = sum(stats.doc_freq("text", term) for a in clauses for term in a.terms)
+    fields = ("text", *STRUCTURE_FIELDS)
+    postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
     page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
     next_cursor = None
     if page.has_more and page.hits:
