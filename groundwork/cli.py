@@ -116,9 +116,12 @@ def up(
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=int, help="Uvicorn worker processes.")
-def serve(host: str, port: int, workers: int) -> None:
+@click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log every request (costs time).")
+def serve(host: str, port: int, workers: int, access_log: bool) -> None:
     """Serve the API only (production): PostgreSQL from DATABASE_URL, Temporal from TEMPORAL_ADDRESS."""
     import uvicorn
+
+    from groundwork.api.app import SERVER_OPTIONS
 
     # Fail fast with a clear message when DATABASE_URL is missing (or the key ring is malformed).
     if Settings.from_env().keyring is None:
@@ -134,6 +137,8 @@ def serve(host: str, port: int, workers: int) -> None:
         workers=workers,
         proxy_headers=True,
         log_level="info",
+        access_log=access_log,
+        **SERVER_OPTIONS,
     )
 
 

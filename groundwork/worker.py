@@ -40,6 +40,7 @@ from groundwork.services.corpus_indexing import follow_index_changes
 from groundwork.services.enhancement import sweep_queued_runs
 from groundwork.services.outbox_relay import OutboxRelay
 from groundwork.services.package_indexing import follow_package_changes
+from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import connect_client
 from groundwork.workflows.context_engine import (
     CONTEXT_WORKFLOWS,
@@ -159,7 +160,8 @@ async def run_worker(settings: Settings) -> None:
     index_follower = asyncio.create_task(follow_index_changes(stop))
     package_follower = asyncio.create_task(follow_package_changes(stop))
     try:
-        async with worker:
+        # Index readers (draft evidence) reload when told of a commit, e.g. a `groundwork reindex` switch.
+        async with serving_caches(settings.database_url), worker:
             await stop.wait()
     finally:
         sweep.cancel()

@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 from temporalio.testing import WorkflowEnvironment
 
-from groundwork.api.app import create_app
+from groundwork.api.app import SERVER_OPTIONS, create_app
 from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
@@ -86,7 +86,16 @@ def settings(database: str, temporal_env: WorkflowEnvironment, tmp_path_factory:
 async def serving(settings: Settings) -> AsyncIterator[str]:
     """Serve a real app for `settings` under uvicorn on a free loopback port; yields its base URL."""
     port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    # The test process already runs its event loop: only the HTTP parser can be chosen here.
+    config = uvicorn.Config(
+        create_app(settings),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        http=SERVER_OPTIONS["http"],
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

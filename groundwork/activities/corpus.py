@@ -13,6 +13,8 @@ from groundwork.services.corpus_indexing import catch_up_index
 from groundwork.services.corpus_ingest import (
     activate_segmenter_version,
     activate_version,
+    publish_and_activate,
+    publish_version,
     resegment_versions,
     segment_version,
     stage_segmenter_version,
@@ -33,10 +35,22 @@ async def segment_source_version(ref: VersionRef) -> SegmentOutcome:
     return await segment_version(ref.version_id)
 
 
+@activity.defn(name="corpus_publish_source_version")
+async def publish_source_version(ref: VersionRef) -> Activation:
+    """Log the change set that makes a version serve: its predecessor leaves the index in the same commit."""
+    return await publish_version(ref.version_id)
+
+
+@activity.defn(name="corpus_activate_published_version")
+async def activate_published_version(ref: VersionRef) -> Activation:
+    """Once the index serves it, mark the version active in PostgreSQL (its predecessor inactive)."""
+    return await activate_version(ref.version_id)
+
+
 @activity.defn(name="corpus_activate_source_version")
 async def activate_source_version(ref: VersionRef) -> Activation:
-    """Activate a version; its predecessor becomes inactive and leaves the index in the same change set."""
-    return await activate_version(ref.version_id)
+    """Publish and activate in one step: only ingest workflows started by an earlier release call it."""
+    return await publish_and_activate(ref.version_id)
 
 
 @activity.defn(name="corpus_apply_index_changes")
@@ -71,6 +85,8 @@ async def activate_segmenter(ref: SegmenterRef) -> Activation:
 
 CORPUS_ACTIVITIES: list[Callable[..., Any]] = [
     segment_source_version,
+    publish_source_version,
+    activate_published_version,
     activate_source_version,
     apply_index_changes,
     stage_segmenter,

@@ -38,7 +38,12 @@ from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.search import corpus_index
 from groundwork.services import run_waits
+from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import TemporalConnection
+
+# How every Groundwork API server runs under uvicorn: the uvloop event loop and the httptools parser
+# (C implementations; uvicorn's defaults fall back to pure Python when they are missing).
+SERVER_OPTIONS: dict[str, Any] = {"loop": "uvloop", "http": "httptools"}
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -63,6 +68,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         async with (
             db.connection(settings.database_url, max_size=settings.db_pool_max_size),
             run_waits.listening(settings.database_url),
+            serving_caches(settings.database_url),
         ):
             # Temporal may still be starting: readiness reports it, and the client connects on first use.
             with contextlib.suppress(Exception):

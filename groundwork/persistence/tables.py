@@ -5,6 +5,7 @@ from __future__ import annotations
 from piccolo.columns import (
     JSONB,
     Array,
+    BigInt,
     BigSerial,
     Boolean,
     Bytea,
@@ -311,6 +312,7 @@ class CorpusSegmenter(Table, tablename="corpus_segmenters"):
     created_at = Timestamptz()
     activated_at = Timestamptz(null=True, default=None)
     retired_at = Timestamptz(null=True, default=None)
+    switch_seq = BigInt(default=0)
 
 
 class CorpusSource(Table, tablename="corpus_sources"):
@@ -324,6 +326,8 @@ class CorpusSource(Table, tablename="corpus_sources"):
     created_at = Timestamptz()
     updated_at = Timestamptz()
     classification = Text(default="general")
+    published_version_id = Text(null=True, default=None)
+    classification_seq = BigInt(default=0)
 
 
 class CorpusSourceVersion(Table, tablename="corpus_source_versions"):
@@ -341,6 +345,7 @@ class CorpusSourceVersion(Table, tablename="corpus_source_versions"):
     created_at = Timestamptz()
     ingested_at = Timestamptz(null=True, default=None)
     deactivated_at = Timestamptz(null=True, default=None)
+    index_seq = BigInt(null=True, default=None)
 
 
 class CorpusSegmentation(Table, tablename="corpus_segmentations"):
@@ -367,6 +372,7 @@ class CorpusPassage(Table, tablename="corpus_passages"):
     char_end = Integer()
     text = Text()
     provenance_quality = Text()
+    opens_section = Boolean(default=False)
 
 
 class CorpusIndexLog(Table, tablename="corpus_index_log"):

@@ -2,6 +2,10 @@
 
 It lives under `<index_dir>/corpus/` as generations (see `search.generations`): readers reload after
 each commit, and only the process holding the writer (the worker, or the CLI when none runs) writes.
+
+A passage document carries everything an answer shows (the exact text and a stored record of its
+source, place and provenance), so a search is answered from one index snapshot: the passages, their
+version and their count always agree with each other.
 """
 
 from __future__ import annotations
@@ -9,26 +13,34 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tantivy
 
 from groundwork.search import generations
 from groundwork.search.analysis import INDEX_TOKENIZER
-from groundwork.search.generations import GenerationalIndex, GenerationWriter, IndexBusy
+from groundwork.search.generations import MARKER_FIELD, GenerationalIndex, GenerationWriter, IndexBusy
 
-# 2: passages carry their source's `classification`, which search filters on.
-SCHEMA_VERSION = 2
+# 3: stored passages (answers come from the index), title/section/heading fields, the position marker.
+SCHEMA_VERSION = 3
 # Filter and delete keys: indexed as one raw term each (delete-by-term works on raw text fields).
 KEY_FIELDS = ("workspace_id", "project_id", "source_id", "version_id", "segmenter_id", "unit", "kind", "classification")
+# Document structure that counts in ranking: the document's title and the heading path on every passage,
+# and the nearest heading again on the passage that opens its section.
+STRUCTURE_FIELDS = ("title", "section", "heading")
 
 
 def build_schema() -> tantivy.Schema:
-    """The passage schema: BM25 text, raw key fields, and `seq` (the passage's key) as a fast field."""
+    """The passage schema: BM25 text and structure, raw key fields, `seq` (the passage's key), the record."""
     builder = tantivy.SchemaBuilder()
     builder.add_integer_field("seq", indexed=True, fast=True)
-    builder.add_text_field("text", tokenizer_name=INDEX_TOKENIZER, index_option="position")
+    builder.add_text_field("text", stored=True, tokenizer_name=INDEX_TOKENIZER, index_option="position")
+    for name in STRUCTURE_FIELDS:
+        builder.add_text_field(name, tokenizer_name=INDEX_TOKENIZER, index_option="position")
     for name in KEY_FIELDS:
         builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field(MARKER_FIELD, tokenizer_name="raw", index_option="basic")
+    builder.add_bytes_field("record", stored=True)
     return builder.build()
 
 
@@ -39,7 +51,7 @@ def unit_key(version_id: str, segmenter_id: str) -> str:
 
 @dataclass(frozen=True)
 class IndexedPassage:
-    """What the index holds of a passage: its key, its text, and what search filters on."""
+    """What the index holds of a passage: its key, its text, what search filters on, and its record."""
 
     seq: int
     text: str
@@ -50,12 +62,90 @@ class IndexedPassage:
     segmenter_id: str
     kind: str
     classification: str = "general"
+    passage_id: str = ""
+    title: str = ""
+    uri: str = ""
+    page: int | None = None
+    paragraph: int | None = None
+    section: str | None = None
+    char_start: int = 0
+    char_end: int = 0
+    provenance_quality: str = "exact_text"
+    opens_section: bool = False
+
+    def record(self) -> bytes:
+        """The stored record of the passage (everything an answer shows besides the text)."""
+        return _RECORD_SEPARATOR.join(
+            "" if value is None else str(value)
+            for value in (
+                self.passage_id,
+                self.project_id,
+                self.source_id,
+                self.version_id,
+                self.title,
+                self.uri,
+                self.kind,
+                self.page,
+                self.paragraph,
+                self.section,
+                self.char_start,
+                self.char_end,
+                self.provenance_quality,
+                self.segmenter_id,
+            )
+        ).encode()
+
+
+RECORD_KEYS = (
+    "id",
+    "project_id",
+    "source_id",
+    "version_id",
+    "title",
+    "uri",
+    "kind",
+    "page",
+    "paragraph",
+    "section",
+    "char_start",
+    "char_end",
+    "provenance_quality",
+    "segmenter_id",
+)
+
+
+# Fields of a record are joined by the ASCII unit separator, which no stored value may hold.
+_RECORD_SEPARATOR = "\x1f"
+_INT_KEYS = frozenset({"page", "paragraph", "char_start", "char_end"})
+_OPTIONAL_KEYS = frozenset({"page", "paragraph", "section"})
+
+
+def read_record(raw: bytes) -> dict[str, Any]:
+    """A stored record as a dict keyed like the passage row it came from."""
+    record: dict[str, Any] = dict(zip(RECORD_KEYS, raw.decode().split(_RECORD_SEPARATOR), strict=True))
+    for key in _OPTIONAL_KEYS:
+        if record[key] == "":
+            record[key] = None
+    for key in _INT_KEYS:
+        if record[key] is not None:
+            record[key] = int(record[key])
+    return record
+
+
+def nearest_heading(section: str | None) -> str | None:
+    """The last heading of a heading path ("Runbook > Rollback" → "Rollback")."""
+    from groundwork.search.segmenters import SECTION_SEPARATOR
+
+    return section.rsplit(SECTION_SEPARATOR, 1)[-1] if section else None
 
 
 class CorpusGenerationWriter(GenerationWriter):
     """A corpus generation's writer: adds passages, replaces segmentations, drops versions and segmenters."""
 
     schema_version = SCHEMA_VERSION
+    records_position = True
+    # Commits come often (each ingest waits for one): one thread flushes one segment per commit, not one per core.
+    indexing_threads = 1
 
     def add_passages(self, passages: Iterable[IndexedPassage]) -> int:
         """Add passages (a rebuild writes each exactly once); returns how many."""
@@ -64,6 +154,12 @@ class CorpusGenerationWriter(GenerationWriter):
             doc = tantivy.Document()
             doc.add_integer("seq", p.seq)
             doc.add_text("text", p.text)
+            if p.title:
+                doc.add_text("title", p.title)
+            if p.section:
+                doc.add_text("section", p.section)
+                if p.opens_section:
+                    doc.add_text("heading", nearest_heading(p.section) or "")
             for name, value in (
                 ("workspace_id", p.workspace_id),
                 ("project_id", p.project_id),
@@ -75,6 +171,7 @@ class CorpusGenerationWriter(GenerationWriter):
                 ("classification", p.classification),
             ):
                 doc.add_text(name, value)
+            doc.add_bytes("record", p.record())
             self.add_document(doc)
             count += 1
         return count
@@ -115,4 +212,12 @@ def corpus_index() -> CorpusIndex:
     return CorpusIndex.at(generations.index_dir())
 
 
-__all__ = ["CorpusGenerationWriter", "CorpusIndex", "IndexBusy", "IndexedPassage", "configure", "corpus_index"]
+__all__ = [
+    "CorpusGenerationWriter",
+    "CorpusIndex",
+    "IndexBusy",
+    "IndexedPassage",
+    "configure",
+    "corpus_index",
+    "read_record",
+]

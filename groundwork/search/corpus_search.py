@@ -3,16 +3,31 @@
 Hits are ordered by BM25 score (descending), ties by the passage's key `seq` (ascending). Tantivy
 has no search-after, so a page re-runs the query, collects the top hits up to where the page ends
 (never beyond `MAX_REACHABLE_HITS`) and keeps those strictly after the cursor's (score, seq).
+
+A corpus query ranks each word over the passage text and the document's structure (title, heading
+path, and the heading of the passage that opens a section), and filters without scoring: the
+caller's projects (one term where possible), and exclusions (classes the caller may not see,
+segmenter versions that do not serve, sources whose class is changing) that cost nothing when empty.
+Counting stops at the cap: `collect_ranked` takes the top `cap + 1` hits without counting every match.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import tantivy
 
 from groundwork.domain.corpus import MAX_REACHABLE_HITS
 from groundwork.search.analysis import AnalyzedClause
+
+# What a word matching the document's structure is worth, as a multiple of its idf in that field: the
+# heading that opens the passage's section, the document title and the heading path say what a passage
+# is about. The text itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the word's idf). Structure
+# scores are constant per match: these fields are short and absent from many passages, where BM25's
+# length normalisation against their tiny average length would crush every match.
+STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 3.0), ("title", 1.5), ("section", 1.0))
+CLASSES = ("general", "financial", "staffing")
 
 _OCCUR = {"should": tantivy.Occur.Should, "must": tantivy.Occur.Must, "must_not": tantivy.Occur.MustNot}
 # Extra hits collected past the cursor's offset, so small shifts of the index between pages cost nothing.
@@ -22,13 +37,17 @@ _LAZY_FILTER_VALUES = 64
 
 @dataclass(frozen=True)
 class SearchFilters:
-    """Which passages may match: the caller's visible projects and classes, and the active segmenter versions."""
+    """Which passages may match: the caller's readable projects (and every project of their workspace, so
+    the filter can name the smaller side), the classes it may see, and what does not serve."""
 
+    workspace_id: str
     project_ids: list[str]
-    segmenter_ids: list[str]
+    workspace_project_ids: list[str] | None = None
+    classes: tuple[str, ...] = ("general",)
+    excluded_segmenters: tuple[str, ...] = ()
+    excluded_sources: tuple[str, ...] = ()
     source_id: str | None = None
     kind: str | None = None
-    classes: tuple[str, ...] = ("general",)
 
 
 @dataclass(frozen=True)
@@ -81,18 +100,316 @@ def restricted(
     return tantivy.Query.boolean_query(parts)
 
 
-def build_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], filters: SearchFilters) -> tantivy.Query:
-    """The BM25 text query of the clauses, restricted by filters that add nothing to the score."""
-    restrictions = [
-        ("project_id", filters.project_ids),
-        ("segmenter_id", filters.segmenter_ids),
-        ("classification", list(filters.classes)),
+def _term_or_phrase(schema: tantivy.Schema, field: str, terms: tuple[str, ...]) -> tantivy.Query:
+    if len(terms) == 1:
+        return tantivy.Query.term_query(schema, field, terms[0])
+    return tantivy.Query.phrase_query(schema, field, list(terms))
+
+
+def idf(doc_freq: int, num_docs: int) -> float:
+    """BM25's inverse document frequency (Tantivy's formula)."""
+    return math.log(1.0 + (max(0, num_docs - doc_freq) + 0.5) / (doc_freq + 0.5))
+
+
+# BM25's k1: a text match scores at most (k1 + 1) times its idf.
+_K1 = 1.2
+
+
+class IndexStatistics:
+    """Document frequencies of one snapshot, and its document count as BM25 counts it (deleted ones too)."""
+
+    def __init__(self, searcher: tantivy.Searcher, kinds: tuple[str, ...]) -> None:
+        self.searcher = searcher
+        self._doc_freqs: dict[tuple[str, str], int] = {}
+        # Every passage has one kind and the marker document has the marker; doc_freq counts deleted ones too,
+        # as Tantivy's own idf does (it divides by each segment's max_doc).
+        total = sum(searcher.doc_freq("kind", kind) for kind in kinds) + searcher.doc_freq("marker", "applied")
+        self.total_docs = max(1, total, searcher.num_docs)
+
+    def doc_freq(self, field: str, term: str) -> int:
+        """How many documents (deleted ones included) hold `term` in `field` (remembered for the snapshot)."""
+        key = (field, term)
+        found = self._doc_freqs.get(key)
+        if found is None:
+            if len(self._doc_freqs) > 100_000:
+                self._doc_freqs = {}
+            found = self._doc_freqs[key] = int(self.searcher.doc_freq(field, term))
+        return found
+
+    def idf(self, field: str, terms: tuple[str, ...]) -> float:
+        """The idf of a word, or the summed idf of a phrase's words, in `field`."""
+        return sum(idf(self.doc_freq(field, term), self.total_docs) for term in terms)
+
+
+@dataclass(frozen=True)
+class WeightedClause:
+    """A clause's query and the highest score it can add to any document."""
+
+    analyzed: AnalyzedClause
+    query: tantivy.Query
+    upper_bound: float
+
+
+def clause_query(schema: tantivy.Schema, analyzed: AnalyzedClause, stats: IndexStatistics) -> WeightedClause:
+    """A word or phrase: BM25 over the text, plus a constant idf-weighted score for each structure field it
+    matches (its rarity in that field makes it count, a field's length does not)."""
+    parts = [(tantivy.Occur.Should, _term_or_phrase(schema, "text", analyzed.terms))]
+    bound = (1.0 + _K1) * stats.idf("text", analyzed.terms)
+    for field, weight in STRUCTURE_WEIGHTS:
+        if not all(stats.doc_freq(field, term) for term in analyzed.terms):
+            continue  # no passage has it there: nothing to add
+        score = weight * stats.idf(field, analyzed.terms)
+        query = _term_or_phrase(schema, field, analyzed.terms)
+        parts.append((tantivy.Occur.Should, tantivy.Query.const_score_query(query, score)))
+        bound += score
+    query = parts[0][1] if len(parts) == 1 else tantivy.Query.boolean_query(parts)
+    return WeightedClause(analyzed, query, bound * 1.001)  # a margin for Tantivy's 32-bit arithmetic
+
+
+def weighted_clauses(
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics
+) -> list[WeightedClause]:
+    """Every clause that ranks or must match, weighed; excluded ones are left to `ranking_query`."""
+    return [clause_query(schema, a, stats) for a in clauses if a.clause.occur != "must_not"]
+
+
+def ranking_query(
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics | None = None
+) -> tantivy.Query:
+    """The query of the clauses: plain ones rank, `+` ones must match (anywhere), `-` ones must not be in the
+    text. Without statistics (which weigh structure) only the text ranks, as before structure counted."""
+    if stats is None:
+        return text_query(schema, clauses)
+    must_not = tantivy.Occur.MustNot
+    excluded = [(must_not, _term_or_phrase(schema, "text", a.terms)) for a in clauses if a.clause.occur == "must_not"]
+    weighted = [(_OCCUR[w.analyzed.clause.occur], w.query) for w in weighted_clauses(schema, clauses, stats)]
+    return tantivy.Query.boolean_query(weighted + excluded)
+
+
+def _const(query: tantivy.Query) -> tantivy.Query:
+    # A filter inside a Must would add to the BM25 score unless its own score is constant zero.
+    return tantivy.Query.const_score_query(query, 0.0)
+
+
+def _any_of(schema: tantivy.Schema, field: str, values: list[str]) -> tantivy.Query:
+    if len(values) == 1:
+        return tantivy.Query.term_query(schema, field, values[0])
+    if len(values) <= _LAZY_FILTER_VALUES:
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, field, v)) for v in values]
+        )
+    return tantivy.Query.term_set_query(schema, field, values)
+
+
+def filter_clauses(schema: tantivy.Schema, filters: SearchFilters) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+    """Filters that add nothing to the score: one Must for where to look, MustNot for what must not serve."""
+    must, must_not = tantivy.Occur.Must, tantivy.Occur.MustNot
+    readable = sorted(set(filters.project_ids))
+    everything = set(filters.workspace_project_ids or ())
+    unreadable = sorted(everything - set(readable))
+    parts: list[tuple[tantivy.Occur, tantivy.Query]] = []
+    if len(readable) == 1:
+        parts.append((must, _const(tantivy.Query.term_query(schema, "project_id", readable[0]))))
+    elif filters.workspace_project_ids is not None and len(unreadable) < len(readable):
+        # One term finds the workspace; the few projects the caller may not read are taken out.
+        parts.append((must, _const(tantivy.Query.term_query(schema, "workspace_id", filters.workspace_id))))
+        parts += [(must_not, tantivy.Query.term_query(schema, "project_id", p)) for p in unreadable]
+    else:
+        parts.append((must, _const(_any_of(schema, "project_id", readable))))
+    parts += [
+        (must_not, tantivy.Query.term_query(schema, "classification", c)) for c in CLASSES if c not in filters.classes
     ]
+    parts += [(must_not, tantivy.Query.term_query(schema, "segmenter_id", s)) for s in filters.excluded_segmenters]
+    parts += [(must_not, tantivy.Query.term_query(schema, "source_id", s)) for s in filters.excluded_sources]
     if filters.source_id is not None:
-        restrictions.append(("source_id", [filters.source_id]))
+        parts.append((must, _const(tantivy.Query.term_query(schema, "source_id", filters.source_id))))
     if filters.kind is not None:
-        restrictions.append(("kind", [filters.kind]))
-    return restricted(schema, text_query(schema, clauses), restrictions)
+        parts.append((must, _const(tantivy.Query.term_query(schema, "kind", filters.kind))))
+    return parts
+
+
+def build_query(
+    schema: tantivy.Schema,
+    clauses: list[AnalyzedClause],
+    filters: SearchFilters,
+    stats: IndexStatistics | None = None,
+    *,
+    required: list[WeightedClause] | None = None,
+    ranking: tantivy.Query | None = None,
+) -> tantivy.Query:
+    """The query of the clauses (structure weighed with the snapshot's statistics), restricted by filters that
+    add nothing to the score. `required`: only documents matching one of these clauses (scores unchanged).
+    `ranking`: a ranking query to use instead of the clauses' own."""
+    ranking = ranking if ranking is not None else ranking_query(schema, clauses, stats)
+    parts = [(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters)]
+    if required is not None:
+        # Scored zero and intersected, so a document's score is exactly its score in the whole query.
+        either = tantivy.Query.boolean_query([(tantivy.Occur.Should, w.query) for w in required])
+        parts.append((tantivy.Occur.Must, _const(either)))
+    return tantivy.Query.boolean_query(parts)
+
+
+@dataclass(frozen=True)
+class RankedHit:
+    """A hit with its document address (to read the stored passage)."""
+
+    seq: int
+    score: float
+    address: tantivy.DocAddress
+
+
+@dataclass(frozen=True)
+class RankedPage:
+    """A page of ranked hits, whether more are reachable, how many match (at most the cap), and whether more
+    than the cap match."""
+
+    hits: list[RankedHit]
+    has_more: bool
+    total: int
+    truncated: bool
+
+
+def collect_ranked(searcher: tantivy.Searcher, query: tantivy.Query, cap: int = MAX_REACHABLE_HITS) -> list[RankedHit]:
+    """The top `cap + 1` hits in (score desc, seq asc) order, without counting every match."""
+    result = searcher.search(query, cap + 1, count=False)
+    addresses = [address for _, address in result.hits]
+    seqs = searcher.fast_field_values("seq", addresses) if addresses else []
+    hits = [
+        RankedHit(int(seq), float(score), address)
+        for (score, address), seq in zip(result.hits, seqs, strict=True)
+        if seq is not None
+    ]
+    hits.sort(key=lambda hit: (-hit.score, hit.seq))
+    return hits
+
+
+def filtered_documents(stats: IndexStatistics, filters: SearchFilters) -> int | None:
+    """At most how many documents (deleted ones included) the filters let through, and at least how many minus
+    what they exclude; None when a filter's size cannot be read from document frequencies."""
+    if filters.source_id is not None or filters.kind is not None:
+        return None
+    readable = sorted(set(filters.project_ids))
+    unreadable = sorted(set(filters.workspace_project_ids or ()) - set(readable))
+    if len(readable) == 1:
+        allowed = stats.doc_freq("project_id", readable[0])
+    elif filters.workspace_project_ids is not None and len(unreadable) < len(readable):
+        allowed = stats.doc_freq("workspace_id", filters.workspace_id)
+        allowed -= sum(stats.doc_freq("project_id", p) for p in unreadable)
+    else:
+        allowed = sum(stats.doc_freq("project_id", p) for p in readable)
+    allowed -= sum(stats.doc_freq("classification", c) for c in CLASSES if c not in filters.classes)
+    allowed -= sum(stats.doc_freq("segmenter_id", s) for s in filters.excluded_segmenters)
+    allowed -= sum(stats.doc_freq("source_id", s) for s in filters.excluded_sources)
+    return allowed
+
+
+def matches_more_than(
+    stats: IndexStatistics, clauses: list[AnalyzedClause], filters: SearchFilters, count: int
+) -> bool:
+    """Whether document frequencies alone prove that more than `count` live documents match (so counting them
+    is not needed): |word and filter| >= |word| + |filter| - all documents, less deleted and excluded ones."""
+    if any(a.clause.occur == "must" for a in clauses):
+        return False
+    allowed = filtered_documents(stats, filters)
+    if allowed is None:
+        return False
+    deleted = max(0, stats.total_docs - stats.searcher.num_docs)
+    excluded = sum(
+        stats.doc_freq("text", a.terms[0]) for a in clauses if a.clause.occur == "must_not" and len(a.terms) == 1
+    )
+    if any(a.clause.occur == "must_not" and len(a.terms) > 1 for a in clauses):
+        return False
+    best = max(
+        (stats.doc_freq("text", a.terms[0]) for a in clauses if a.clause.occur == "should" and len(a.terms) == 1),
+        default=0,
+    )
+    return best + allowed - stats.total_docs - deleted - excluded > count
+
+
+def collect_page(
+    searcher: tantivy.Searcher,
+    schema: tantivy.Schema,
+    clauses: list[AnalyzedClause],
+    filters: SearchFilters,
+    stats: IndexStatistics | None,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+    offset: int = 0,
+    cap: int = MAX_REACHABLE_HITS,
+) -> RankedPage:
+    """A page of the query's hits: exact ranking, count exact up to the cap.
+
+    Counting stops at the cap: the top `cap + 1` hits are collected, unless document frequencies already prove
+    that more than `cap` documents match; then only the hits up to the page's end are collected.
+
+    When every clause is optional and some are frequent, it first asks only for documents holding one of the
+    rare ones (MaxScore): a document holding nothing but frequent words scores at most the sum of their upper
+    bounds, so if the page is full, its last hit scores above that bound, and the count is settled, that page
+    is the page of the whole query. Otherwise the whole query runs.
+    """
+    over_cap = stats is not None and matches_more_than(stats, clauses, filters, cap)
+    wanted = min(cap + 1, offset + limit + 1 + _SLACK) if over_cap else cap + 1
+
+    def page_of(ranked: list[RankedHit]) -> RankedPage:
+        page = ranked_page(ranked, limit=limit, after=after, cap=cap)
+        if over_cap:
+            more = page.has_more or (len(page.hits) == limit and offset + limit < cap)
+            return RankedPage(page.hits, more, cap, True)
+        return page
+
+    def settled(ranked: list[RankedHit], page: RankedPage) -> bool:
+        # Tantivy keeps tied hits at the edge of what it collects by document address, not by seq: a page
+        # that ends on the lowest score collected may be missing a tie.
+        return len(ranked) < wanted or (bool(page.hits) and page.hits[-1].score > ranked[-1].score)
+
+    if stats is not None and all(a.clause.occur != "must" for a in clauses):
+        weighted = sorted(weighted_clauses(schema, clauses, stats), key=lambda w: w.upper_bound)
+        frequent, bound = 0, 0.0
+        while frequent < len(weighted) - 1 and bound + weighted[frequent].upper_bound < 0.5 * weighted[-1].upper_bound:
+            bound += weighted[frequent].upper_bound
+            frequent += 1
+        if frequent:
+            if frequent == 1 and len(weighted) == 2:
+                # One rare word required, the frequent one optional: a sum of two scores does not depend on
+                # their order, so the scores are exactly the whole query's, and Tantivy walks the rare word.
+                must_not = tantivy.Occur.MustNot
+                excluded = [
+                    (must_not, _term_or_phrase(schema, "text", a.terms))
+                    for a in clauses
+                    if a.clause.occur == "must_not"
+                ]
+                pair = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, weighted[1].query), (tantivy.Occur.Should, weighted[0].query), *excluded]
+                )
+                query = build_query(schema, clauses, filters, stats, ranking=pair)
+            else:
+                query = build_query(schema, clauses, filters, stats, required=weighted[frequent:])
+            ranked = collect_ranked(searcher, query, wanted - 1)
+            if over_cap or len(ranked) > cap:
+                page = page_of(ranked)
+                if len(page.hits) == limit and page.hits[-1].score > bound and settled(ranked, page):
+                    return page
+    query = build_query(schema, clauses, filters, stats)
+    ranked = collect_ranked(searcher, query, wanted - 1)
+    page = page_of(ranked)
+    if wanted <= cap and not (len(page.hits) == limit and settled(ranked, page)):
+        # A tie at the edge, or a cursor deeper than what was collected: collect to the cap.
+        page = page_of(collect_ranked(searcher, query, cap))
+    return page
+
+
+def ranked_page(
+    ranked: list[RankedHit], *, limit: int, after: tuple[float, int] | None, cap: int = MAX_REACHABLE_HITS
+) -> RankedPage:
+    """The `limit` hits after `after` (score, seq) among the first `cap`; the total stops at the cap."""
+    reachable = ranked[:cap]
+    if after is not None:
+        cursor_key = (-after[0], after[1])
+        reachable = [hit for hit in reachable if (-hit.score, hit.seq) > cursor_key]
+    return RankedPage(
+        reachable[:limit], has_more=len(reachable) > limit, total=min(len(ranked), cap), truncated=len(ranked) > cap
+    )
 
 
 def search_page(

@@ -5,9 +5,12 @@ Layout under `<index_dir>/<name>/`: one directory per generation (`gen-<ULID>/`,
 file naming the generation that serves. A rebuild writes a new generation beside the serving one and
 switches `CURRENT` at the end, so readers never see a half-built index.
 
-Only one process may hold a generation's writer (Tantivy's lock); readers in any process reload when
-the generation's `meta.json` changes, i.e. after every commit. The corpus index and the package
-index are both built on this.
+Only one process may hold a generation's writer (Tantivy's lock). Readers reload after every commit:
+a process that is *watched* (its change feed tells it when any process commits or switches a
+generation, see `services.serving_caches`) reuses its searcher until told, so a search makes no
+filesystem call; an unwatched process (a CLI command) checks `meta.json` on each use. A writer can
+record its change-log position inside each commit (a marker document), so a reader knows exactly
+which position its snapshot reached. The corpus index and the package index are both built on this.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import os
 import shutil
 import threading
 import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -27,6 +32,9 @@ from ulid import ULID
 
 _STATE_FILE = "groundwork.json"
 _CURRENT_FILE = "CURRENT"
+# The marker document holding the change-log position a commit reached (indexes whose schema has `marker`).
+MARKER_FIELD = "marker"
+_MARKER_VALUE = "applied"
 
 
 class IndexBusy(RuntimeError):
@@ -53,19 +61,24 @@ class GenerationWriter:
     """The writer of one generation: changes become visible with `commit`, which records the log position."""
 
     schema_version = 1
+    # Whether each commit carries its log position in a marker document (the schema then has `marker`).
+    records_position: ClassVar[bool] = False
+    # Tantivy's indexing threads (0: one per core). Each thread flushes its own segment at every commit.
+    indexing_threads: ClassVar[int] = 0
 
     def __init__(self, path: Path, schema: tantivy.Schema, *, heap_bytes: int) -> None:
         self.path = path
         self.name = path.name
         self._index = tantivy.Index(schema, path=str(path), reuse=True)
         try:
-            self._writer = self._index.writer(heap_size=heap_bytes)
+            self._writer = self._index.writer(heap_size=heap_bytes, num_threads=self.indexing_threads)
         except ValueError as exc:
             if "LockBusy" in str(exc):
                 raise IndexBusy(f"another process is writing the index at {path}") from None
             raise
         state = _read_json(path / _STATE_FILE) or {}
         self.applied_seq = int(state.get("applied_seq", 0))
+        self.on_commit: Callable[[], None] | None = None
 
     def add_document(self, document: tantivy.Document) -> None:
         """Add one document (visible after the next commit)."""
@@ -77,12 +90,21 @@ class GenerationWriter:
 
     def commit(self, applied_seq: int) -> None:
         """Make the pending changes visible and record the change-log position they reach."""
+        if self.records_position:
+            # The position travels inside the commit itself: a reader's snapshot knows what it holds.
+            self._writer.delete_documents_by_term(MARKER_FIELD, _MARKER_VALUE)
+            marker = tantivy.Document()
+            marker.add_text(MARKER_FIELD, _MARKER_VALUE)
+            marker.add_integer("seq", applied_seq)
+            self._writer.add_document(marker)
         self._writer.commit()
         _write_atomically(
             self.path / _STATE_FILE,
             json.dumps({"schema_version": self.schema_version, "applied_seq": applied_seq}),
         )
         self.applied_seq = applied_seq
+        if self.on_commit is not None:
+            self.on_commit()
 
     def close(self) -> None:
         """Drop uncommitted changes and release the lock."""
@@ -91,6 +113,32 @@ class GenerationWriter:
         with contextlib.suppress(Exception):
             self._writer.wait_merging_threads()
         del self._writer
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A searcher over one commit, and the change-log position that commit reached (0 when unknown)."""
+
+    searcher: tantivy.Searcher
+    applied_seq: int
+    generation: str
+    # Values computed once per snapshot (e.g. corpus statistics), by name.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def remembered(self, name: str, compute: Callable[[], Any]) -> Any:
+        """`compute()` once for this snapshot."""
+        if name not in self.memo:
+            self.memo[name] = compute()
+        return self.memo[name]
+
+
+def _marker_position(index: tantivy.Index, searcher: tantivy.Searcher) -> int:
+    query = tantivy.Query.term_query(index.schema, MARKER_FIELD, _MARKER_VALUE)
+    hits = searcher.search(query, 1, count=False).hits
+    if not hits:
+        return 0
+    [value] = searcher.fast_field_values("seq", [hits[0][1]])
+    return int(value or 0)
 
 
 W = TypeVar("W", bound=GenerationWriter)
@@ -105,13 +153,20 @@ class GenerationalIndex(Generic[W]):
     _registry: ClassVar[dict[tuple[type, Path], Any]] = {}
     _registry_lock = threading.Lock()
 
+    _by_given_path: ClassVar[dict[tuple[type, Path], Any]] = {}
+
     @classmethod
     def at(cls: type[I], index_dir: Path) -> I:
-        """The process's handle on this index under `index_dir`."""
-        key = (cls, Path(index_dir).resolve())
+        """The process's handle on this index under `index_dir` (no filesystem call once known)."""
+        given = (cls, Path(index_dir))
+        known = cls._by_given_path.get(given)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        key = (cls, given[1].resolve())
         with cls._registry_lock:
             if key not in cls._registry:
                 cls._registry[key] = cls(key[1])
+            cls._by_given_path[given] = cls._registry[key]
             return cls._registry[key]  # type: ignore[no-any-return]
 
     def build_schema(self) -> tantivy.Schema:
@@ -129,12 +184,32 @@ class GenerationalIndex(Generic[W]):
         self._reader_generation: str | None = None
         self._reader_sig: tuple[int, int, int] | None = None
         self._writer: W | None = None
+        self._snapshot: Snapshot | None = None
+        # Set when something may have committed since the snapshot was taken.
+        self._stale = True
         self._write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
 
     def _open_writer(self, path: Path) -> W:
-        return self.writer_class(path, self.schema, heap_bytes=self.heap_bytes)  # type: ignore[return-value]
+        writer = self.writer_class(path, self.schema, heap_bytes=self.heap_bytes)
+        writer.on_commit = self.mark_stale
+        return writer  # type: ignore[return-value]
+
+    # -- freshness -------------------------------------------------------------------------------------
+
+    def mark_stale(self) -> None:
+        """Something committed or switched generations: the next snapshot reloads."""
+        self._stale = True
+
+    @classmethod
+    def mark_all_stale(cls, folder: str | None = None) -> None:
+        """Mark every index of this process (of one folder, when given) stale."""
+        with cls._registry_lock:
+            indexes = list(cls._registry.values())
+        for index in indexes:
+            if folder is None or index.folder == folder:
+                index.mark_stale()
 
     # -- generations ---------------------------------------------------------------------------------
 
@@ -164,6 +239,7 @@ class GenerationalIndex(Generic[W]):
 
     def publish(self, generation: W) -> None:
         """Make `generation` serve; older generations except the one it replaces are removed."""
+        self._stale = True
         with self._lock:
             previous = self.current_generation()
             _write_atomically(self.root / _CURRENT_FILE, generation.name)
@@ -209,9 +285,24 @@ class GenerationalIndex(Generic[W]):
 
     def searcher(self) -> tantivy.Searcher | None:
         """A searcher over the latest commit of the serving generation; None before the first build."""
+        snapshot = self.snapshot()
+        return snapshot.searcher if snapshot is not None else None
+
+    def snapshot(self) -> Snapshot | None:
+        """The latest commit of the serving generation with its log position; None before the first build.
+
+        Watched and not stale, this touches no file: it returns the snapshot taken last.
+        """
+        snapshot = self._snapshot
+        if snapshot is not None and _watched and not self._stale:
+            return snapshot
         with self._lock:
+            # Cleared before looking, so a commit that lands while we reload marks it stale again.
+            self._stale = False
             current = self.current_generation()
             if current is None:
+                self._snapshot = None
+                self._stale = True
                 return None
             path = self.root / current
             if current != self._reader_generation or self._reader is None:
@@ -221,15 +312,28 @@ class GenerationalIndex(Generic[W]):
             try:
                 stat = (path / "meta.json").stat()
             except FileNotFoundError:
+                self._stale = True
                 return None
             sig = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-            if sig != self._reader_sig:
+            if sig != self._reader_sig or self._snapshot is None or self._snapshot.generation != current:
                 self._reader.reload()
                 self._reader_sig = sig
-            return self._reader.searcher()
+                searcher = self._reader.searcher()
+                position = _marker_position(self._reader, searcher) if self.writer_class.records_position else 0
+                self._snapshot = Snapshot(searcher, position, current)
+            return self._snapshot
 
 
 _configured_dir: Path | None = None
+# Whether a change feed tells this process about every commit (then snapshots are reused until marked stale).
+_watched = False
+
+
+def set_watched(watched: bool) -> None:
+    """Reuse snapshots until told of a commit (True), or look for one on every use (False)."""
+    global _watched
+    _watched = watched
+    GenerationalIndex.mark_all_stale()
 
 
 def configure(index_dir: Path) -> None:

@@ -1,20 +1,26 @@
-"""Passages for hits: the index finds, PostgreSQL (the truth) hydrates and re-checks.
+"""Passages for hits, read from one index snapshot: the text and the stored record of each passage.
 
-Shared by the evidence search service and by draft generation in the worker, so neither reaches
-into the other's layer.
+The index serves exactly the published versions of the active segmenter version (see
+`services.corpus_ingest`), so what a snapshot finds is what it answers with: the rows, their count and
+their pages agree. Shared by the evidence search service and by draft generation in the worker, so
+neither reaches into the other's layer.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from groundwork.domain.corpus import QueryClause
+import tantivy
+
+from groundwork.domain.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlight_ranges
-from groundwork.search.corpus_index import corpus_index
-from groundwork.search.corpus_search import Hit, HitPage, SearchFilters, build_query, search_page
+from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlighter
+from groundwork.search.corpus_index import corpus_index, read_record
+from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
+from groundwork.search.generations import Snapshot
 
 
 @dataclass(frozen=True)
@@ -40,55 +46,86 @@ class PassageHit:
     segmenter_version: str
 
 
-async def find_hits(
-    workspace_id: str,
-    project_ids: list[str],
-    segmenter_ids: list[str],
+@dataclass(frozen=True)
+class ServingState:
+    """What does not serve in a snapshot: segmenter versions other than the serving one, and sources whose
+    class changed after the snapshot (as `(source_id, workspace_id, classification)`)."""
+
+    segmenter_switches: list[tuple[str, bool, int]]
+    reclassified: list[tuple[str, str, str]]
+
+    def excluded_segmenters(self, applied_seq: int) -> tuple[str, ...]:
+        """Every segmenter version but the one serving in a snapshot at `applied_seq`."""
+        active = [(seq, sid) for sid, is_active, seq in self.segmenter_switches if is_active]
+        serving = None
+        if active and active[0][0] <= applied_seq:
+            serving = active[0][1]
+        else:
+            # The switch is not in this snapshot yet: the version that served before it still does.
+            earlier = sorted((seq, sid) for sid, _, seq in self.segmenter_switches if 0 <= seq <= applied_seq)
+            serving = earlier[-1][1] if earlier else (active[0][1] if active else None)
+        return tuple(sid for sid, _, _ in self.segmenter_switches if sid != serving)
+
+    def excluded_sources(self, workspace_id: str, classes: tuple[str, ...]) -> tuple[str, ...]:
+        """Sources of the workspace now in a class the caller may not see, whatever the snapshot still says."""
+        return tuple(sid for sid, ws, cls in self.reclassified if ws == workspace_id and cls not in classes)
+
+
+async def load_serving_state(applied_seq: int) -> ServingState:
+    """The serving state for a snapshot at `applied_seq`, from PostgreSQL."""
+    switches = await repo.segmenter_switches()
+    changed = await repo.reclassified_after(applied_seq)
+    return ServingState(switches, [(r["id"], r["workspace_id"], r["classification"]) for r in changed])
+
+
+def passage_hit(
+    hit: RankedHit, document: tantivy.Document, highlight: Callable[[str], list[tuple[int, int]]]
+) -> PassageHit:
+    """A hit with its stored passage, exactly as stored, and its highlight offsets."""
+    text = str(document.get_first("text"))
+    record: dict[str, Any] = read_record(bytes(document.get_first("record") or b"[]"))
+    return PassageHit(
+        id=record["id"],
+        project_id=record["project_id"],
+        source_id=record["source_id"],
+        source_title=record["title"],
+        source_uri=record["uri"],
+        source_kind=record["kind"],
+        version_id=record["version_id"],
+        page=record["page"],
+        paragraph=record["paragraph"],
+        section=record["section"],
+        char_start=record["char_start"],
+        char_end=record["char_end"],
+        text=text,
+        score=hit.score,
+        highlights=highlight(text),
+        provenance_quality=record["provenance_quality"],
+        segmenter_version=record["segmenter_id"],
+    )
+
+
+def snapshot_statistics(snapshot: Snapshot) -> IndexStatistics:
+    """The corpus statistics of a snapshot (computed once per snapshot)."""
+    return snapshot.remembered("statistics", lambda: IndexStatistics(snapshot.searcher, SOURCE_KINDS))  # type: ignore[no-any-return]
+
+
+def search_snapshot(
+    snapshot: Snapshot,
+    schema: tantivy.Schema,
     clauses: list[AnalyzedClause],
+    filters: SearchFilters,
     *,
     limit: int,
     after: tuple[float, int] | None,
-    offset: int,
-    source_id: str | None = None,
-    kind: str | None = None,
-    classes: tuple[str, ...] = ("general",),
-) -> tuple[HitPage, dict[int, dict[str, Any]]]:
-    """One page of hits for the clauses in the given projects, classes and segmenters, with their stored rows."""
-    empty: tuple[HitPage, dict[int, dict[str, Any]]] = (HitPage([], False, 0), {})
-    if not project_ids or not segmenter_ids:
-        return empty
-    index = corpus_index()
-    searcher = await asyncio.to_thread(index.searcher)
-    if searcher is None:
-        return empty
-    query = build_query(index.schema, clauses, SearchFilters(project_ids, segmenter_ids, source_id, kind, classes))
-    page = await asyncio.to_thread(search_page, searcher, query, limit=limit, after=after, offset=offset)
-    # PostgreSQL is the truth: a passage the index still holds but that no longer serves is dropped here.
-    rows = await repo.passages_for_hits(workspace_id, [h.seq for h in page.hits], project_ids, list(classes))
-    return page, rows
-
-
-def passage_hit(hit: Hit, row: dict[str, Any], clauses: list[AnalyzedClause]) -> PassageHit:
-    """A hit with its stored passage, exactly as stored, and the highlight offsets of the clauses."""
-    return PassageHit(
-        id=row["id"],
-        project_id=row["project_id"],
-        source_id=row["source_id"],
-        source_title=row["title"],
-        source_uri=row["uri"],
-        source_kind=row["kind"],
-        version_id=row["version_id"],
-        page=row["page"],
-        paragraph=row["paragraph"],
-        section=row["section"],
-        char_start=row["char_start"],
-        char_end=row["char_end"],
-        text=row["text"],
-        score=hit.score,
-        highlights=highlight_ranges(row["text"], clauses),
-        provenance_quality=row["provenance_quality"],
-        segmenter_version=row["segmenter_id"],
-    )
+    offset: int = 0,
+) -> tuple[RankedPage, list[PassageHit]]:
+    """One page of passages from one snapshot (blocking: run it off the event loop for large searches)."""
+    searcher = snapshot.searcher
+    stats = snapshot_statistics(snapshot)
+    page = collect_page(searcher, schema, clauses, filters, stats, limit=limit, after=after, offset=offset)
+    highlight = highlighter(clauses)
+    return page, [passage_hit(hit, searcher.doc(hit.address), highlight) for hit in page.hits]
 
 
 async def project_passages(workspace_id: str, project_id: str, text: str, limit: int = 10) -> list[PassageHit]:
@@ -101,6 +138,19 @@ async def project_passages(workspace_id: str, project_id: str, text: str, limit:
     clauses = analyze_clauses(words)
     if not clauses:
         return []
-    segmenter_ids = await repo.active_segmenter_ids()
-    page, rows = await find_hits(workspace_id, [project_id], segmenter_ids, clauses, limit=limit, after=None, offset=0)
-    return [passage_hit(hit, rows[hit.seq], clauses) for hit in page.hits if hit.seq in rows]
+    index = corpus_index()
+    snapshot = await asyncio.to_thread(index.snapshot)
+    if snapshot is None:
+        return []
+    state = await load_serving_state(snapshot.applied_seq)
+    filters = SearchFilters(
+        workspace_id,
+        [project_id],
+        classes=("general",),
+        excluded_segmenters=state.excluded_segmenters(snapshot.applied_seq),
+        excluded_sources=state.excluded_sources(workspace_id, ("general",)),
+    )
+    _, passages = await asyncio.to_thread(
+        search_snapshot, snapshot, index.schema, clauses, filters, limit=limit, after=None
+    )
+    return passages

@@ -14,10 +14,21 @@ from groundwork.domain.principals import PRINCIPAL_KINDS, AppGrant, Principal
 from groundwork.domain.scopes import ALL_SCOPES, unknown_scopes
 from groundwork.persistence import db
 from groundwork.persistence.repositories import api_keys, connected_apps, tenancy
+from groundwork.services.invalidated_cache import InvalidatedCache
 
 # last_used_at is bookkeeping: writing it on every request would serialise hot keys on one row.
 _TOUCH_EVERY_SECONDS = 60.0
 _last_touched: dict[str, float] = {}
+# Resolved keys, and keys that resolved to nothing, by hash. A revoke (or any change to a key, its
+# principal or its app) clears both in every listening process at once; the TTLs are a safety net.
+_known_keys: InvalidatedCache[str, dict[str, Any]] = InvalidatedCache(ttl_seconds=60.0)
+_unknown_keys: InvalidatedCache[str, bool] = InvalidatedCache(ttl_seconds=10.0, max_entries=50_000)
+
+
+def forget_cached_keys() -> None:
+    """Drop every cached key resolution (the change feed calls this when keys, principals or apps change)."""
+    _known_keys.invalidate()
+    _unknown_keys.invalidate()
 
 
 @dataclass(frozen=True)
@@ -75,9 +86,26 @@ async def issue_key(
     return IssuedKey(key, record["id"], principal["id"], created)
 
 
+async def _key_row(key_hash: str) -> dict[str, Any] | None:
+    """The key's record: from memory while the change feed is live, else from PostgreSQL."""
+    found, row = _known_keys.get(key_hash)
+    if found:
+        return row
+    unknown, _ = _unknown_keys.get(key_hash)
+    if unknown:
+        return None
+    known_generation, unknown_generation = _known_keys.generation, _unknown_keys.generation
+    row = await api_keys.find_active_by_hash(key_hash)
+    if row is None:
+        _unknown_keys.put(key_hash, True, unknown_generation)
+    else:
+        _known_keys.put(key_hash, row, known_generation)
+    return row
+
+
 async def resolve_key(key: str) -> Principal | None:
     """The principal behind an unrevoked key, or None; a key of an app that is not active is refused (403)."""
-    row = await api_keys.find_active_by_hash(hash_key(key))
+    row = await _key_row(hash_key(key))
     if row is None:
         return None
     app = None

@@ -34,6 +34,16 @@ def _indexed(row: dict[str, Any]) -> IndexedPassage:
         segmenter_id=row["segmenter_id"],
         kind=row["kind"],
         classification=row["classification"],
+        passage_id=row["id"],
+        title=row["title"],
+        uri=row["uri"],
+        page=row["page"],
+        paragraph=row["paragraph"],
+        section=row["section"],
+        char_start=row["char_start"],
+        char_end=row["char_end"],
+        provenance_quality=row["provenance_quality"],
+        opens_section=row["opens_section"],
     )
 
 

@@ -1,4 +1,10 @@
-"""Corpus ingestion steps: segment a source-content version, activate it, roll out segmenter versions.
+"""Corpus ingestion steps: segment a source-content version, publish it to the index, activate it, and
+roll out segmenter versions.
+
+The order is DESIGN.md's: segment → store passages → index → activate. Publishing appends one change
+set to the index log (the previous version of the source out, this one in), which the index applies
+in one commit: that commit is the activation as every reader sees it. PostgreSQL then marks the
+version active. So a search never misses a source that has a serving version, and never shows two.
 
 Each step is idempotent: a retry after a crash finds its earlier work done and carries on. The
 ingest and re-segmentation workflows run them as activities; `groundwork ingest` and `resegment` run
@@ -35,7 +41,16 @@ async def segment_version(version_id: str) -> SegmentOutcome:
         for segmenter_id in missing:
             segments = get_segmenter(segmenter_id).segment(version["kind"], version["text"])
             out[segmenter_id] = [
-                repo.NewPassage(i, s.page, s.paragraph, s.section, s.char_start, s.char_end, s.text)
+                repo.NewPassage(
+                    i,
+                    s.page,
+                    s.paragraph,
+                    s.section,
+                    s.char_start,
+                    s.char_end,
+                    s.text,
+                    s.section is not None and (i == 0 or segments[i - 1].section != s.section),
+                )
                 for i, s in enumerate(segments)
             ]
         return out
@@ -52,42 +67,78 @@ async def segment_version(version_id: str) -> SegmentOutcome:
                 stored.append(segmenter_id)
                 count += len(passages)
         # A version that already serves gets its new segmentation indexed now (it stays invisible
-        # until its segmenter version is activated); a pending one is indexed when it activates.
+        # until its segmenter version is activated); a pending one is indexed when it is published.
         state = await repo.version_state(version_id)
-        if stored and state is not None and state["status"] == "active":
+        if stored and state is not None and state["published_version_id"] == version_id:
             await repo.append_index_changes([{"op": "add", "version": version_id, "segmenter": s} for s in stored])
     return SegmentOutcome(version_id, stored, count)
 
 
-async def activate_version(version_id: str) -> Activation:
-    """Make a segmented version the source's active one; the previous one leaves in the same change set."""
+async def publish_version(version_id: str) -> Activation:
+    """Make a segmented version the one the index serves for its source: one change set takes the previous
+    version out and this one in. `published` (with the log position), `inactive` (a newer version won) or
+    `resegment` (a segmenter version it lacks appeared)."""
     async with db.transaction():
         version = await repo.version_state(version_id)
         if version is None:
             raise ApplicationError(f"no source version {version_id}", type="not_found", non_retryable=True)
         await repo.lock_source(version["source_id"])
-        # Read again under the lock: a concurrent activation may have moved it meanwhile.
-        status = (await repo.version_state(version_id) or version)["status"]
-        if status == "active":
-            return Activation("active", await repo.last_index_change())
-        if status == "inactive":
+        # Read again under the lock: a concurrent publication may have moved it meanwhile.
+        version = await repo.version_state(version_id) or version
+        if version["status"] == "inactive":
             return Activation("inactive")
+        if version["published_version_id"] == version_id and version["index_seq"] is not None:
+            return Activation("published", int(version["index_seq"]))
         wanted = {s["id"] for s in await repo.segmenters(lock="SHARE") if s["active"] or s["staging"]}
         if wanted - await repo.segmentations_of(version_id):
             return Activation("resegment")
-        current = await repo.active_version_of(version["source_id"])
+        current = await repo.published_version_of(version["source_id"])
         if current is not None and current["seq"] > version["seq"]:
             # A newer version of the same source already serves: this one never will.
             await repo.set_version_status(version_id, "inactive")
             return Activation("inactive")
         changes: list[dict[str, str]] = []
         if current is not None:
-            await repo.set_version_status(current["id"], "inactive")
             changes.append({"op": "remove_version", "version": current["id"]})
+        changes += [{"op": "add", "version": version_id, "segmenter": s} for s in sorted(wanted)]
+        seq = await repo.append_index_changes(changes)
+        await repo.set_published_version(version["source_id"], version_id, seq)
+        return Activation("published", seq)
+
+
+async def activate_version(version_id: str) -> Activation:
+    """Mark a published version active in PostgreSQL (after the index serves it); the previous one goes inactive."""
+    async with db.transaction():
+        version = await repo.version_state(version_id)
+        if version is None:
+            raise ApplicationError(f"no source version {version_id}", type="not_found", non_retryable=True)
+        await repo.lock_source(version["source_id"])
+        version = await repo.version_state(version_id) or version
+        seq = int(version["index_seq"] or 0)
+        if version["status"] == "active":
+            return Activation("active", seq)
+        if version["status"] == "inactive":
+            return Activation("inactive")
+        if version["published_version_id"] != version_id or version["index_seq"] is None:
+            if version["index_seq"] is None:
+                raise ApplicationError(f"version {version_id} is not published yet", non_retryable=True)
+            # A newer version was published meanwhile: this one served briefly, if at all, and never will again.
+            await repo.set_version_status(version_id, "inactive")
+            return Activation("inactive")
+        current = await repo.active_version_of(version["source_id"])
+        if current is not None:
+            await repo.set_version_status(current["id"], "inactive")
         await repo.set_version_status(version_id, "active")
         await repo.refresh_source_from_version(version["source_id"], version_id)
-        changes += [{"op": "add", "version": version_id, "segmenter": s} for s in sorted(wanted)]
-        return Activation("active", await repo.append_index_changes(changes))
+        return Activation("active", seq)
+
+
+async def publish_and_activate(version_id: str) -> Activation:
+    """Both steps at once, for ingest workflows started before publication came first (replay only)."""
+    published = await publish_version(version_id)
+    if published.status != "published":
+        return published
+    return await activate_version(version_id)
 
 
 async def stage_segmenter_version(segmenter_id: str) -> str:
@@ -130,9 +181,13 @@ async def activate_segmenter_version(segmenter_id: str) -> Activation:
         if row is None:
             raise ApplicationError(f"segmenter version {segmenter_id} is not staged", non_retryable=True)
         if row["active"]:
-            return Activation("active", await repo.last_index_change())
+            return Activation("active", int(row.get("switch_seq") or 0) or await repo.last_index_change())
         if await repo.active_versions_lacking(segmenter_id, 1):
             return Activation("resegment")
         replaced = await repo.switch_active_segmenter(segmenter_id)
         changes = [{"op": "remove_segmenter", "segmenter": r} for r in replaced]
-        return Activation("active", await repo.append_index_changes(changes) if changes else 0)
+        # Readers serve the new version from the commit that holds this change set on: every staged
+        # passage was logged before it, so a snapshot that has it has them all.
+        seq = await repo.append_index_changes(changes) if changes else await repo.last_index_change()
+        await repo.set_segmenter_switch_seq(segmenter_id, seq)
+        return Activation("active", seq)

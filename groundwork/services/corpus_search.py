@@ -2,11 +2,18 @@
 
 REST (`POST /api/v1/context/search`), GraphQL (`contextCorpusSearch`) and MCP (`search_context`) all
 call `search_corpus`. It never synthesizes: every passage's `text` is characters stored from the
-source, and only active source-content versions of the active segmenter version surface.
+source, and only the serving source-content version of each source, cut by the serving segmenter
+version, surfaces.
+
+The path around the index is kept short: what the caller may read and what serves are cached in this
+process and dropped the moment PostgreSQL says they changed (`services.serving_caches`), so a search
+is one index snapshot read in one worker thread, with no database round trip when the caches are warm.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -15,7 +22,6 @@ from typing import Any
 from groundwork.domain.context_engine.model import allowed_classes
 from groundwork.domain.corpus import (
     MAX_QUERY_CHARS,
-    MAX_REACHABLE_HITS,
     SOURCE_KINDS,
     SUBJECT_TYPES,
     InvalidQuery,
@@ -27,9 +33,34 @@ from groundwork.domain.pagination import page_request, ranked_cursor, ranked_pos
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
-from groundwork.search.passages import PassageHit, find_hits, passage_hit
+from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index
+from groundwork.search.corpus_search import SearchFilters
+from groundwork.search.passages import (
+    PassageHit,
+    ServingState,
+    load_serving_state,
+    search_snapshot,
+    snapshot_statistics,
+)
+from groundwork.services.invalidated_cache import InvalidatedCache
 
 CONTEXT_READ = "context:read"
+# Up to this many postings (summed document frequencies of the query's words), a search runs on the event loop.
+_INLINE_POSTINGS = 2_000
+# What each principal may read through each subject, and what serves at each index position: cached
+# while the change feed is live, dropped on any change to memberships, roles, projects, segmenters or classes.
+_scopes: InvalidatedCache[tuple[str, str, bool, str, str], repo.SearchScope] = InvalidatedCache(ttl_seconds=60.0)
+_serving: InvalidatedCache[int, ServingState] = InvalidatedCache(ttl_seconds=60.0, max_entries=64)
+
+
+def forget_cached_visibility() -> None:
+    """Drop cached visibility (the change feed calls this when memberships, roles or projects change)."""
+    _scopes.invalidate()
+
+
+def forget_cached_serving_state() -> None:
+    """Drop the cached serving state (the change feed calls this when segmenters or classes change)."""
+    _serving.invalidate()
 
 
 @dataclass(frozen=True)
@@ -47,7 +78,8 @@ class CorpusSearch:
 
 @dataclass(frozen=True)
 class CorpusSearchResult:
-    """A page of passages, the keyset page info, whether hits were cut at the cap, and the match count."""
+    """A page of passages, the keyset page info, whether more than the cap match, and the match count
+    (exact up to the cap of reachable hits; the cap itself when `truncated`)."""
 
     passages: list[PassageHit]
     page: dict[str, Any]
@@ -86,8 +118,12 @@ def _fingerprint(search: CorpusSearch) -> str:
 
 async def search_scope(principal: Principal, subject_type: str, subject_id: str) -> repo.SearchScope:
     """The subject's projects where the caller holds `context:read`; 404 when it sees none of them."""
-    scope = await repo.search_scope(
-        principal.workspace_id, principal.id, principal.is_admin, subject_type, subject_id, CONTEXT_READ
+    key = (principal.workspace_id, principal.id, principal.is_admin, subject_type, subject_id)
+    scope = await _scopes.load(
+        key,
+        lambda: repo.search_scope(
+            principal.workspace_id, principal.id, principal.is_admin, subject_type, subject_id, CONTEXT_READ
+        ),
     )
     # An admin sees an empty engagement; anyone else cannot tell it from one they may not see.
     visible = scope.readable_project_ids or (principal.is_admin and not scope.child_project_ids)
@@ -104,19 +140,34 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     fingerprint = _fingerprint(search)
     after, offset = ranked_position(page_req, fingerprint)
     scope = await search_scope(principal, search.subject_type, search.subject_id)
-    page, rows = await find_hits(
+    empty = CorpusSearchResult([], {"next_cursor": None, "has_more": False}, False, 0)
+    if not scope.readable_project_ids:
+        return empty
+    index = corpus_index()
+    snapshot = index.snapshot()
+    if snapshot is None:
+        return empty
+    state = await _serving.load(snapshot.applied_seq, lambda: load_serving_state(snapshot.applied_seq))
+    classes = allowed_classes(principal.scopes)
+    filters = SearchFilters(
         principal.workspace_id,
         scope.readable_project_ids,
-        scope.active_segmenter_ids,
-        clauses,
-        limit=page_req.limit,
-        after=after,
-        offset=offset,
+        scope.workspace_project_ids,
+        classes=classes,
+        excluded_segmenters=state.excluded_segmenters(snapshot.applied_seq),
+        excluded_sources=state.excluded_sources(principal.workspace_id, classes),
         source_id=search.source_id,
         kind=search.kind,
-        classes=allowed_classes(principal.scopes),
     )
-    passages = [passage_hit(hit, rows[hit.seq], clauses) for hit in page.hits if hit.seq in rows]
+    read = functools.partial(
+        search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
+    )
+    # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
+    # over few (rare words) costs less than the hop to a thread and back, and runs here.
+    stats = snapshot_statistics(snapshot)
+    fields = ("text", *STRUCTURE_FIELDS)
+    postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
+    page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]
@@ -124,6 +175,6 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     return CorpusSearchResult(
         passages=passages,
         page={"next_cursor": next_cursor, "has_more": page.has_more},
-        truncated=page.total > MAX_REACHABLE_HITS,
+        truncated=page.truncated,
         total_count=page.total,
     )

@@ -31,10 +31,10 @@ from groundwork.domain.errors import FieldError, ServiceUnavailable, ValidationF
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.corpus_index import IndexBusy, corpus_index
+from groundwork.search.corpus_index import CorpusIndex, IndexBusy, corpus_index
 from groundwork.search.extraction import ExtractionError, extract
 from groundwork.services.corpus_indexing import catch_up_index
-from groundwork.services.corpus_ingest import activate_version, segment_version
+from groundwork.services.corpus_ingest import activate_version, publish_version, segment_version
 from groundwork.services.temporal import TemporalConnection
 from groundwork.workflows.corpus import CorpusIngestInput, CorpusIngestResult, CorpusIngestWorkflow, ingest_workflow_id
 
@@ -129,7 +129,9 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
         if reclassified:
             units = await repo.set_source_classification(source["id"], upload.classification or "general")
             if units:
-                await repo.append_index_changes([{"op": "add", "version": v, "segmenter": g} for v, g in units])
+                # Until an index snapshot holds this change set, readers apply the stricter of both classes.
+                seq = await repo.append_index_changes([{"op": "add", "version": v, "segmenter": g} for v, g in units])
+                await repo.set_classification_seq(source["id"], seq)
         latest = await repo.latest_version(source["id"])
         if (
             latest is not None
@@ -168,21 +170,47 @@ async def start_ingest(client: Client, task_queue: str, version_id: str) -> Work
 
 
 async def ingest_in_process(version_id: str, *, index: bool = True) -> CorpusIngestResult:
-    """The ingest workflow's steps run here, for when no worker runs; the index only if it is free."""
+    """The ingest workflow's steps run here, for when no worker runs: segment, publish, index, activate.
+
+    When another process holds the index writer, the version is activated once that process's index
+    has applied it (or after `INDEX_WAIT_SECONDS`, so a stopped worker does not block an import).
+    `index=False` is for writers of PostgreSQL only (the demo seeder): the index follows later.
+    """
     passages, seq = 0, 0
     status = "resegment"
     for _ in range(MAX_INGEST_ROUNDS):
         passages += (await segment_version(version_id)).passages
-        activation = await activate_version(version_id)
-        status, seq = activation.status, activation.index_seq
+        publication = await publish_version(version_id)
+        status, seq = publication.status, publication.index_seq
         if status != "resegment":
             break
-    if status == "active" and index:
+    if status != "published":
+        return CorpusIngestResult(version_id, status, passages, seq)
+    if index:
+        target = corpus_index()
         try:
-            await catch_up_index(corpus_index())
+            await catch_up_index(target)
         except IndexBusy:
-            log.info("the corpus index is held by a worker; it indexes version %s when it follows the log", version_id)
-    return CorpusIngestResult(version_id, status, passages, seq)
+            log.info("the corpus index is held by a worker; waiting for it to index version %s", version_id)
+            await wait_until_indexed(target, seq, INDEX_WAIT_SECONDS)
+    activation = await activate_version(version_id)
+    return CorpusIngestResult(version_id, activation.status, passages, activation.index_seq)
+
+
+INDEX_WAIT_SECONDS = 30.0
+
+
+async def wait_until_indexed(index: CorpusIndex, seq: int, timeout: float) -> bool:
+    """Wait until the serving snapshot of `index` holds log position `seq`; False on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        index.mark_stale()
+        snapshot = await asyncio.to_thread(index.snapshot)
+        if snapshot is not None and snapshot.applied_seq >= seq:
+            return True
+        await asyncio.sleep(0.1)
+    log.warning("the corpus index did not reach position %s in %.0f s; activating anyway", seq, timeout)
+    return False
 
 
 async def worker_polls(client: Client, task_queue: str) -> bool:

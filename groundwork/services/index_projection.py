@@ -9,6 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from groundwork.persistence import change_feed
 from groundwork.search.generations import GenerationalIndex, GenerationWriter, IndexBusy
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ async def rebuild_generation(
             progress(len(rows))
     await asyncio.to_thread(generation.commit, snapshot)
     await asyncio.to_thread(index.publish, generation)
+    await change_feed.announce_index_commit(index.folder)
     return written
 
 
@@ -58,11 +60,16 @@ async def catch_up(
             writer = await asyncio.to_thread(index.writer)
             assert writer is not None
         applied = writer.applied_seq
+        committed = False
         while changes := await changes_after(applied, per_commit):
             await apply(writer, changes)
             # Whole change sets per commit: what one change set removes leaves in the commit its additions enter.
             applied = changes[-1][0]
             await asyncio.to_thread(writer.commit, applied)
+            committed = True
+        if committed:
+            # Readers in other processes reload at once (this process's readers were told by the commit).
+            await change_feed.announce_index_commit(index.folder)
         return applied
 
 

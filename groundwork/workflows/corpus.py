@@ -47,8 +47,9 @@ class SegmentOutcome:
 
 @dataclass
 class Activation:
-    """`active`: the version serves (index log position `index_seq`); `inactive`: a newer one won;
-    `resegment`: a segmenter version it lacks appeared, so segment again first."""
+    """`published`: the index log makes the version serve from `index_seq` on; `active`: PostgreSQL marks it
+    active too; `inactive`: a newer one won; `resegment`: a segmenter version it lacks appeared, so segment
+    again first."""
 
     status: str
     index_seq: int = 0
@@ -95,11 +96,15 @@ class CorpusIngestResult:
 
 @workflow.defn(name="CorpusIngestWorkflow")
 class CorpusIngestWorkflow:
-    """Segment → store passages → activate (the previous version goes inactive) → index, in one commit."""
+    """Segment → store passages → index → activate: the index commit that takes the previous version out
+    and this one in is the activation every reader sees; PostgreSQL marks it active after that commit."""
 
     @workflow.run
     async def run(self, params: CorpusIngestInput) -> CorpusIngestResult:
         ref = VersionRef(params.version_id)
+        # Histories started before publication came first replay the old step order.
+        index_first = workflow.patched("index-before-activate")
+        step = "corpus_publish_source_version" if index_first else "corpus_activate_source_version"
         passages = 0
         for _ in range(MAX_INGEST_ROUNDS):
             outcome = await workflow.execute_activity(
@@ -111,21 +116,25 @@ class CorpusIngestWorkflow:
             )
             passages += outcome.passages
             activation = await workflow.execute_activity(
-                "corpus_activate_source_version",
-                ref,
-                result_type=Activation,
-                start_to_close_timeout=_TIMEOUT,
-                retry_policy=_RETRY,
+                step, ref, result_type=Activation, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
             )
             if activation.status != "resegment":
                 break
         else:
             raise ApplicationError("segmenter versions kept changing; ingest again", non_retryable=True)
-        if activation.status == "active":
+        if activation.status in ("published", "active"):
             await workflow.execute_activity(
                 "corpus_apply_index_changes",
                 IndexTarget(activation.index_seq),
                 result_type=int,
+                start_to_close_timeout=_TIMEOUT,
+                retry_policy=_RETRY,
+            )
+        if activation.status == "published":
+            activation = await workflow.execute_activity(
+                "corpus_activate_published_version",
+                ref,
+                result_type=Activation,
                 start_to_close_timeout=_TIMEOUT,
                 retry_policy=_RETRY,
             )

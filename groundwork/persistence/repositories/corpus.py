@@ -25,6 +25,7 @@ class NewPassage:
     char_start: int
     char_end: int
     text: str
+    opens_section: bool = False
 
 
 # -- projects ---------------------------------------------------------------------------------------------
@@ -50,12 +51,12 @@ async def project_by_key(workspace_slug: str, key: str) -> dict[str, Any] | None
 @dataclass(frozen=True)
 class SearchScope:
     """What a search may reach: whether the subject exists, its child projects, those the caller may read
-    (`permission`), and the active segmenter versions."""
+    (`permission`), and every project of the workspace (so a filter can name the smaller side)."""
 
     subject_exists: bool
     child_project_ids: list[str]
     readable_project_ids: list[str]
-    active_segmenter_ids: list[str]
+    workspace_project_ids: list[str]
 
 
 _SUBJECT_CHILDREN = {
@@ -89,7 +90,7 @@ async def search_scope(
                    SELECT 1 FROM memberships m JOIN roles r ON r.name = m.role
                    WHERE m.project_id = c.id AND m.principal_id = $3 AND $5 = ANY(r.permissions)) ORDER BY c.id)
                  AS readable_ids,
-               ARRAY(SELECT id FROM corpus_segmenters WHERE active) AS segmenter_ids
+               ARRAY(SELECT id FROM projects WHERE workspace_id = $1 ORDER BY id) AS workspace_ids
         """,
         workspace_id,
         subject_id,
@@ -99,7 +100,7 @@ async def search_scope(
     )
     assert row is not None
     return SearchScope(
-        bool(row["subject_exists"]), list(row["child_ids"]), list(row["readable_ids"]), list(row["segmenter_ids"])
+        bool(row["subject_exists"]), list(row["child_ids"]), list(row["readable_ids"]), list(row["workspace_ids"])
     )
 
 
@@ -170,18 +171,32 @@ async def insert_version(
 
 
 async def set_source_classification(source_id: str, classification: str) -> list[tuple[str, str]]:
-    """Reclassify a source; returns the indexed units (active version, live segmenter) to index again."""
+    """Reclassify a source; returns the indexed units (published version, live segmenter) to index again."""
     await db.execute("UPDATE corpus_sources SET classification = $2 WHERE id = $1", source_id, classification)
     rows = await db.fetch(
         """
         SELECT c.source_version_id, c.segmenter_id FROM corpus_segmentations c
-        JOIN corpus_source_versions v ON v.id = c.source_version_id AND v.status = 'active'
+        JOIN corpus_sources s ON s.id = $1 AND s.published_version_id = c.source_version_id
         JOIN corpus_segmenters g ON g.id = c.segmenter_id AND (g.active OR g.staging)
-        WHERE v.source_id = $1 ORDER BY c.segmenter_id
+        ORDER BY c.segmenter_id
         """,
         source_id,
     )
     return [(r["source_version_id"], r["segmenter_id"]) for r in rows]
+
+
+async def set_classification_seq(source_id: str, seq: int) -> None:
+    """Record the index log position from which the index holds the source's current classification."""
+    await db.execute("UPDATE corpus_sources SET classification_seq = $2 WHERE id = $1", source_id, seq)
+
+
+async def reclassified_after(seq: int) -> list[dict[str, Any]]:
+    """Sources whose classification changed in a change set after `seq` (an index at `seq` lags them)."""
+    rows = await db.fetch(
+        "SELECT id, workspace_id, classification, classification_seq FROM corpus_sources WHERE classification_seq > $1",
+        seq,
+    )
+    return [dict(r) for r in rows]
 
 
 async def update_source_owner(source_id: str, owner: str) -> None:
@@ -221,9 +236,29 @@ async def version_summary(version_id: str) -> dict[str, Any] | None:
 
 
 async def version_state(version_id: str) -> dict[str, Any] | None:
-    """A version's id, seq, source and status."""
-    row = await db.fetchrow("SELECT id, seq, source_id, status FROM corpus_source_versions WHERE id = $1", version_id)
+    """A version's id, seq, source, status, index log position, and the version its source publishes."""
+    row = await db.fetchrow(
+        "SELECT v.id, v.seq, v.source_id, v.status, v.index_seq, s.published_version_id"
+        " FROM corpus_source_versions v JOIN corpus_sources s ON s.id = v.source_id WHERE v.id = $1",
+        version_id,
+    )
     return dict(row) if row else None
+
+
+async def published_version_of(source_id: str) -> dict[str, Any] | None:
+    """The version the index serves for a source (the last one published), if any."""
+    row = await db.fetchrow(
+        "SELECT v.id, v.seq, v.status FROM corpus_sources s JOIN corpus_source_versions v"
+        " ON v.id = s.published_version_id WHERE s.id = $1",
+        source_id,
+    )
+    return dict(row) if row else None
+
+
+async def set_published_version(source_id: str, version_id: str, index_seq: int) -> None:
+    """Record that the change set at `index_seq` makes `version_id` the source's serving version."""
+    await db.execute("UPDATE corpus_sources SET published_version_id = $2 WHERE id = $1", source_id, version_id)
+    await db.execute("UPDATE corpus_source_versions SET index_seq = $2 WHERE id = $1", version_id, index_seq)
 
 
 async def lock_source(source_id: str) -> None:
@@ -271,7 +306,7 @@ async def segmenters(*, lock: str | None = None) -> list[dict[str, Any]]:
     """Every segmenter version; `lock` ('SHARE' or 'UPDATE') locks the rows until commit."""
     suffix = f" FOR {lock}" if lock in ("SHARE", "UPDATE") else ""
     rows = await db.fetch(
-        "SELECT id, name, version, active, staging, created_at, activated_at, retired_at"
+        "SELECT id, name, version, active, staging, created_at, activated_at, retired_at, switch_seq"
         f" FROM corpus_segmenters ORDER BY name, version{suffix}"
     )
     return [dict(r) for r in rows]
@@ -280,6 +315,20 @@ async def segmenters(*, lock: str | None = None) -> list[dict[str, Any]]:
 async def active_segmenter_ids() -> list[str]:
     """Ids of the active segmenter versions (one, by the schema's rule)."""
     return [r["id"] for r in await db.fetch("SELECT id FROM corpus_segmenters WHERE active")]
+
+
+async def segmenter_switches() -> list[tuple[str, bool, int]]:
+    """Every segmenter version as (id, active, the index log position from which it serves; -1 if it never did)."""
+    rows = await db.fetch(
+        "SELECT id, active, CASE WHEN staging OR activated_at IS NULL THEN -1 ELSE switch_seq END AS switch_seq"
+        " FROM corpus_segmenters ORDER BY id"
+    )
+    return [(r["id"], bool(r["active"]), int(r["switch_seq"])) for r in rows]
+
+
+async def set_segmenter_switch_seq(segmenter_id: str, seq: int) -> None:
+    """Record the index log position from which a newly active segmenter version serves."""
+    await db.execute("UPDATE corpus_segmenters SET switch_seq = $2 WHERE id = $1", segmenter_id, seq)
 
 
 async def stage_segmenter(segmenter_id: str, name: str, version: int) -> None:
@@ -330,11 +379,12 @@ async def store_segmentation(
         await db.execute(
             """
             INSERT INTO corpus_passages (id, workspace_id, project_id, source_id, source_version_id, segmenter_id,
-                ordinal, page, paragraph, section, char_start, char_end, text, provenance_quality)
+                ordinal, page, paragraph, section, char_start, char_end, text, provenance_quality, opens_section)
             SELECT u.id, $2, $3, $4, $5, $6, u.ordinal, u.page, u.paragraph, u.section, u.char_start, u.char_end,
-                   u.text, $7
-            FROM unnest($1::text[], $8::int[], $9::int[], $10::int[], $11::text[], $12::int[], $13::int[], $14::text[])
-                AS u(id, ordinal, page, paragraph, section, char_start, char_end, text)
+                   u.text, $7, u.opens_section
+            FROM unnest($1::text[], $8::int[], $9::int[], $10::int[], $11::text[], $12::int[], $13::int[], $14::text[],
+                        $15::boolean[])
+                AS u(id, ordinal, page, paragraph, section, char_start, char_end, text, opens_section)
             """,
             [new_id("psg") for _ in passages],
             version["workspace_id"],
@@ -350,16 +400,17 @@ async def store_segmentation(
             [p.char_start for p in passages],
             [p.char_end for p in passages],
             [p.text for p in passages],
+            [p.opens_section for p in passages],
         )
     return True
 
 
 async def active_versions_lacking(segmenter_id: str, limit: int) -> list[str]:
-    """Active versions that a segmenter version has not cut yet, oldest first."""
+    """Serving (published) versions that a segmenter version has not cut yet, oldest first."""
     rows = await db.fetch(
         """
-        SELECT v.id FROM corpus_source_versions v
-        WHERE v.status = 'active' AND NOT EXISTS (
+        SELECT v.id FROM corpus_source_versions v JOIN corpus_sources s ON s.published_version_id = v.id
+        WHERE NOT EXISTS (
             SELECT 1 FROM corpus_segmentations c WHERE c.source_version_id = v.id AND c.segmenter_id = $1)
         ORDER BY v.seq LIMIT $2
         """,
@@ -370,10 +421,10 @@ async def active_versions_lacking(segmenter_id: str, limit: int) -> list[str]:
 
 
 async def active_versions_cut_by(segmenter_id: str) -> list[str]:
-    """Active versions that a segmenter version has cut."""
+    """Serving (published) versions that a segmenter version has cut."""
     rows = await db.fetch(
         "SELECT v.id FROM corpus_source_versions v JOIN corpus_segmentations c ON c.source_version_id = v.id"
-        " WHERE v.status = 'active' AND c.segmenter_id = $1 ORDER BY v.seq",
+        " JOIN corpus_sources s ON s.published_version_id = v.id WHERE c.segmenter_id = $1 ORDER BY v.seq",
         segmenter_id,
     )
     return [r["id"] for r in rows]
@@ -387,32 +438,6 @@ async def passages_of_version(version_id: str, segmenter_id: str) -> list[dict[s
         segmenter_id,
     )
     return [dict(r) for r in rows]
-
-
-async def passages_for_hits(
-    workspace_id: str, seqs: list[int], project_ids: list[str], classes: list[str]
-) -> dict[int, dict[str, Any]]:
-    """Passages by index key, only if visible now: in the projects and classes, of an active version and segmenter."""
-    # The hits (at most a page) first, whatever the statistics say; then their version, segmenter, source.
-    rows = await db.fetch(
-        """
-        WITH hits AS MATERIALIZED (
-            SELECT * FROM corpus_passages
-            WHERE seq = ANY($2::bigint[]) AND project_id = ANY($3::text[]) AND workspace_id = $1
-        )
-        SELECT p.seq, p.id, p.project_id, p.page, p.paragraph, p.section, p.char_start, p.char_end, p.text,
-               p.provenance_quality, p.segmenter_id, v.id AS version_id, s.id AS source_id, s.title, s.uri, s.kind
-        FROM hits p
-        JOIN corpus_source_versions v ON v.id = p.source_version_id AND v.status = 'active'
-        JOIN corpus_segmenters g ON g.id = p.segmenter_id AND g.active
-        JOIN corpus_sources s ON s.id = p.source_id AND s.classification = ANY($4::text[])
-        """,
-        workspace_id,
-        seqs,
-        project_ids,
-        classes,
-    )
-    return {r["seq"]: dict(r) for r in rows}
 
 
 # -- the index change log ---------------------------------------------------------------------------------
@@ -443,8 +468,9 @@ async def last_index_change() -> int:
 
 
 _INDEXABLE = """
-    SELECT p.seq, p.text, p.workspace_id, p.project_id, p.source_id, p.source_version_id, p.segmenter_id, v.kind,
-           s.classification
+    SELECT p.seq, p.id, p.text, p.workspace_id, p.project_id, p.source_id, p.source_version_id, p.segmenter_id,
+           v.kind, v.title, s.uri, s.classification, p.page, p.paragraph, p.section, p.char_start, p.char_end,
+           p.provenance_quality, p.opens_section
     FROM corpus_passages p
     JOIN corpus_source_versions v ON v.id = p.source_version_id
     JOIN corpus_sources s ON s.id = p.source_id
@@ -465,12 +491,12 @@ async def indexable_passages_of(units: list[tuple[str, str]]) -> list[dict[str, 
 
 
 async def indexable_passages_after(after_seq: int, limit: int) -> list[dict[str, Any]]:
-    """The next passages that should be in the index (active versions, active or staging segmenters)."""
+    """The next passages that should be in the index (published versions, active or staging segmenters)."""
     rows = await db.fetch(
         _INDEXABLE
         + """
         JOIN corpus_segmenters g ON g.id = p.segmenter_id AND (g.active OR g.staging)
-        WHERE v.status = 'active' AND p.seq > $1 ORDER BY p.seq LIMIT $2
+        WHERE s.published_version_id = p.source_version_id AND p.seq > $1 ORDER BY p.seq LIMIT $2
         """,
         after_seq,
         limit,
@@ -482,7 +508,7 @@ async def count_indexable_passages() -> int:
     """How many passages a rebuild writes."""
     row = await db.fetchrow(
         "SELECT count(*) AS n FROM corpus_passages p"
-        " JOIN corpus_source_versions v ON v.id = p.source_version_id AND v.status = 'active'"
+        " JOIN corpus_sources s ON s.id = p.source_id AND s.published_version_id = p.source_version_id"
         " JOIN corpus_segmenters g ON g.id = p.segmenter_id AND (g.active OR g.staging)"
     )
     return int(row["n"]) if row else 0

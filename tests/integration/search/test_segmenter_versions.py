@@ -30,7 +30,7 @@ async def test_inactive_segmenter_version_never_surfaces_until_activated(
     key = await workspace.key(admin=True)
     added = await contribute(client, workspace, "ALPHA", "audit.md", f"# Audit\n\n{LONG}\n\nShort closing note.")
     version_id = added["version"]["id"]
-    before = await search(client, workspace, key, "tokenisation audit", limit=100)
+    before = await search(client, workspace, key, "tokenisation", limit=100)
     assert {p["segmenterVersion"] for p in before["data"]} == {"paragraph@1"}
     assert len(before["data"]) == 1  # the long paragraph fits paragraph@1's limit
 
@@ -42,13 +42,13 @@ async def test_inactive_segmenter_version_never_surfaces_until_activated(
             version_id,
         )
         assert {r["segmenter_id"]: r["n"] for r in stored}["paragraph@2"] > 1  # cut finer, stored and indexed
-        during = await search(client, workspace, key, "tokenisation audit", limit=100)
+        during = await search(client, workspace, key, "tokenisation", limit=100)
         assert [p["id"] for p in during["data"]] == [p["id"] for p in before["data"]]
         assert during["totalCount"] == before["totalCount"]
 
         active = await _resegment(temporal_client, settings, "paragraph@2", activate=True)
         assert active.status == "active"
-        after = await search(client, workspace, key, "tokenisation audit", limit=100)
+        after = await search(client, workspace, key, "tokenisation", limit=100)
         assert {p["segmenterVersion"] for p in after["data"]} == {"paragraph@2"} and len(after["data"]) > 1
         assert all(len(p["text"]) <= 600 for p in after["data"])
 

@@ -143,3 +143,19 @@ async def test_mcp_search_context_applies_the_same_visibility(
             "search_context", {"subject_ref": {"type": "project", "id": subjects["alpha"][1]}, "query": "zephyrine"}
         )
         assert refused.is_error and "insufficient_scope" in refused.content[0].text
+
+
+async def test_cached_visibility_follows_a_membership_change_at_once(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
+    await _seed(client, workspace)
+    key = await workspace.key("vera", ["context-engine:read"], memberships={"ALPHA": "viewer"})
+    subjects = await _subjects(workspace)
+    for _ in range(2):  # the second answer comes from this API process's cache of what vera may read
+        found = await search(client, workspace, key, "zephyrine", subject=subjects["engagement"])
+        assert {p["projectId"] for p in found["data"]} == {workspace.projects["ALPHA"]}
+    await workspace.key("vera", ["context-engine:read"], memberships={"BETA": "viewer"})
+    widened = await search(client, workspace, key, "zephyrine", subject=subjects["engagement"])
+    assert {p["projectId"] for p in widened["data"]} == set(workspace.projects.values())
+    await db.execute("DELETE FROM memberships WHERE principal_id = $1", workspace.principals["vera"])
+    await search(client, workspace, key, "zephyrine", subject=subjects["engagement"], expect=404)

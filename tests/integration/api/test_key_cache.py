@@ -1,0 +1,102 @@
+"""Resolved keys are cached in each API process and dropped in every process the moment a key is revoked;
+an unknown key costs one database query, not one per request."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from groundwork.config import Settings
+from groundwork.persistence import db
+from groundwork.persistence.repositories import api_keys as key_records
+from groundwork.services import api_keys
+from tests.conftest import Workspace, free_port
+
+
+@pytest.fixture
+async def second_api_process(settings: Settings) -> AsyncIterator[str]:
+    """`groundwork serve` in a process of its own, on the session's database; yields its base URL."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "TEMPORAL_ADDRESS": settings.temporal_address,
+        "GROUNDWORK_INDEX_DIR": str(settings.index_dir),
+        "GROUNDWORK_RATE_LIMIT_PER_MINUTE": "100000",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=5) as http:
+            for _ in range(300):
+                try:
+                    if (await http.get("/health/live")).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the second API process did not start")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_a_revoked_key_is_refused_at_once_by_another_api_process_that_had_cached_it(
+    workspace: Workspace, second_api_process: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = await workspace.key("admin", admin=True)
+    [record] = await api_keys.list_keys(workspace.slug)
+    async with httpx.AsyncClient(base_url=second_api_process, timeout=10) as other:
+        for _ in range(3):  # the first resolves it in PostgreSQL, the others from that process's cache
+            assert (await other.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 200
+        # Proof that the other process answers from its cache: a revoke it is not told about goes unseen.
+        async with db.transaction():
+            await db.execute("ALTER TABLE api_keys DISABLE TRIGGER api_keys_cache_update")
+            await db.execute("UPDATE api_keys SET revoked_at = now() WHERE id = $1", record["id"])
+        assert (await other.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 200
+        async with db.transaction():
+            await db.execute("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", record["id"])
+            await db.execute("ALTER TABLE api_keys ENABLE TRIGGER api_keys_cache_update")
+
+        assert await api_keys.revoke_key(record["id"])  # in this process: the other one only hears of it
+        refused = await other.get("/api/v1/projects", headers=workspace.headers(key))
+        assert refused.status_code == 401 and refused.json()["code"] == "unauthenticated"
+        # And it stays refused (nothing re-caches the revoked key).
+        assert (await other.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 401
+
+
+async def test_an_unknown_key_costs_one_query_and_a_new_key_works_at_once(
+    client: httpx.AsyncClient, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lookups: list[str] = []
+    original = key_records.find_active_by_hash
+
+    async def counted(key_hash: str) -> dict[str, Any] | None:
+        lookups.append(key_hash)
+        return await original(key_hash)
+
+    monkeypatch.setattr(key_records, "find_active_by_hash", counted)
+    unknown = workspace.headers("gw_never-issued-" + workspace.slug)
+    for _ in range(5):
+        answer = await client.get("/api/v1/projects", headers=unknown)
+        assert answer.status_code == 401
+    assert len(lookups) == 1  # the API process is this one: four of five answered from memory
+
+    key = await workspace.key("admin", admin=True)  # issuing a key drops what was cached as unknown
+    for _ in range(3):
+        assert (await client.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 200
+    assert len(lookups) == 2
