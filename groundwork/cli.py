@@ -81,6 +81,9 @@ def cli() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @data_dir_option
+@click.option(
+    "--internal-port", default=8001, show_default=True, type=int, help="The internal API's port (on 127.0.0.1)."
+)
 @click.option("--temporal-port", default=7233, show_default=True, type=int)
 @click.option("--ui-port", default=8233, show_default=True, type=int)
 @click.option("--demo", is_flag=True, help="Seed the demo workspace and print an API key with every scope.")
@@ -90,6 +93,7 @@ def up(
     host: str,
     port: int,
     data_dir: Path | None,
+    internal_port: int,
     temporal_port: int,
     ui_port: int,
     demo: bool,
@@ -102,6 +106,7 @@ def up(
     options = UpOptions(
         host=host,
         port=port,
+        internal_port=internal_port,
         data_dir=(data_dir or default_data_dir()).resolve(),
         temporal_port=temporal_port,
         ui_port=ui_port,
@@ -116,24 +121,45 @@ def up(
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=int, help="Uvicorn worker processes.")
-def serve(host: str, port: int, workers: int) -> None:
-    """Serve the API only (production): PostgreSQL from DATABASE_URL, Temporal from TEMPORAL_ADDRESS."""
-    import uvicorn
+@click.option(
+    "--internal-host",
+    default=None,
+    help="Address of the internal API's listener (/internal/v1).  [default: $GROUNDWORK_INTERNAL_HOST, else 127.0.0.1]",
+)
+@click.option(
+    "--internal-port",
+    default=None,
+    type=int,
+    help="Port of the internal API's listener; never the public one.  [default: $GROUNDWORK_INTERNAL_PORT, else 8001]",
+)
+def serve(host: str, port: int, workers: int, internal_host: str | None, internal_port: int | None) -> None:
+    """Serve the API only (production): PostgreSQL from DATABASE_URL, Temporal from TEMPORAL_ADDRESS.
 
+    The public API listens on --host:--port; the internal API (/internal/v1, provider keys only) on
+    its own listener, --internal-host:--internal-port, which should stay unreachable from outside.
+    """
+    # Every worker process builds its apps from the environment: it learns the internal listener there.
+    if internal_host is not None:
+        os.environ["GROUNDWORK_INTERNAL_HOST"] = internal_host
+    if internal_port is not None:
+        os.environ["GROUNDWORK_INTERNAL_PORT"] = str(internal_port)
     # Fail fast with a clear message when DATABASE_URL is missing (or the key ring is malformed).
-    if Settings.from_env().keyring is None:
+    settings = Settings.from_env()
+    if settings.internal_port == port:
+        raise click.UsageError("--internal-port must differ from --port: the internal API never shares a listener")
+    if settings.keyring is None:
         _say(
-            "warning: GROUNDWORK_SECRET_KEY is not set: notification action links cannot be verified and chat "
-            "webhook URLs cannot be stored"
+            "warning: GROUNDWORK_SECRET_KEY is not set: webhook endpoints cannot be created (their secrets are "
+            "stored sealed), notification action links cannot be verified and chat webhook URLs cannot be stored"
         )
-    uvicorn.run(
-        "groundwork.api.app:app_from_env",
-        factory=True,
+    from groundwork.api.serving import serve_listeners
+
+    serve_listeners(
         host=host,
         port=port,
+        internal_host=settings.internal_host,
+        internal_port=settings.internal_port,
         workers=workers,
-        proxy_headers=True,
-        log_level="info",
     )
 
 
@@ -148,12 +174,60 @@ def worker() -> None:
 @cli.command()
 @data_dir_option
 def migrate(data_dir: Path | None) -> None:
-    """Apply the database schema (forward-only migrations)."""
+    """Apply the database schema (forward-only migrations), then seal secrets stored before sealing existed."""
+    from groundwork.persistence import db
     from groundwork.persistence.migrate import apply_migrations
+    from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
+
+    keyring = _keyring(data_dir)
+
+    async def main(dsn: str) -> tuple[list[str], int]:
+        applied = await apply_migrations(dsn)
+        async with db.connection(dsn):
+            return applied, await seal_legacy_webhook_secrets(keyring)
 
     with _database(data_dir) as dsn:
-        applied = asyncio.run(apply_migrations(dsn))
+        applied, sealed = asyncio.run(main(dsn))
     _say(f"applied: {', '.join(applied)}" if applied else "schema is up to date")
+    if sealed:
+        _say(f"sealed the signing secrets of {sealed} webhook endpoint(s)")
+    if keyring is None:
+        _say("warning: GROUNDWORK_SECRET_KEY is not set: webhook signing secrets cannot be sealed or issued")
+
+
+def _keyring(data_dir: Path | None) -> Any:
+    """The key ring of `GROUNDWORK_SECRET_KEY`, else of the data dir's `secret_key` file; None if neither."""
+    from groundwork.secrets_keyring import KeyRing, KeyRingError, ring_text
+
+    text = ring_text((data_dir or default_data_dir()).resolve())
+    try:
+        return KeyRing.parse(text) if text else None
+    except KeyRingError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@cli.group()
+def secrets() -> None:
+    """Secrets at rest (webhook signing secrets, chat webhook URLs) under GROUNDWORK_SECRET_KEY."""
+
+
+@secrets.command("reseal")
+@data_dir_option
+def secrets_reseal(data_dir: Path | None) -> None:
+    """Re-encrypt every sealed secret under the first key of the ring (after putting a new key first)."""
+    from groundwork.services.secrets_at_rest import reseal_everything
+
+    keyring = _keyring(data_dir)
+    if keyring is None:
+        raise click.UsageError("GROUNDWORK_SECRET_KEY is not set (and the data dir has no secret_key file)")
+    report = _run_with_db(data_dir, lambda: reseal_everything(keyring))
+    _say(
+        f"resealed under the current key: {report.webhook_endpoints} webhook endpoint(s), "
+        f"{report.idempotent_answers} stored answer(s), {report.chat_webhook_urls} chat webhook URL(s)"
+    )
+    if report.unreadable:
+        _say(f"error: {report.unreadable} sealed value(s) open under no key of the ring; see the log")
+        raise SystemExit(1)
 
 
 @cli.command()
