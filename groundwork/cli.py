@@ -273,6 +273,14 @@ def keys() -> None:
     help="Bind the key to a connected app (`app_...`): it then works only "
     "while the app is active, within its declared direction.",
 )
+@click.option(
+    "--member",
+    "members",
+    multiple=True,
+    metavar="PROJECT=ROLE",
+    help="Give the principal a role (lead, contributor, viewer, guest) on a project (key or id); repeat for more. "
+    "A provider contributes only where its role may write (lead, contributor).",
+)
 @data_dir_option
 def keys_create(
     workspace_slug: str,
@@ -282,21 +290,31 @@ def keys_create(
     admin: bool,
     kind: str,
     app_id: str | None,
+    members: tuple[str, ...],
     data_dir: Path | None,
 ) -> None:
     """Create a key; prints the key alone on stdout (it is never shown again)."""
-    from groundwork.services.api_keys import issue_key
+    from groundwork.services.api_keys import IssuedKey, issue_key
+    from groundwork.services.memberships import Membership, grant_memberships, planned_memberships
 
     if bool(scopes) == all_scopes:
         raise click.UsageError("give either --scope (one or more) or --all-scopes")
-    issued = _run_with_db(
-        data_dir,
-        lambda: issue_key(
+
+    async def create() -> tuple[IssuedKey, list[Membership]]:
+        planned = await planned_memberships(workspace_slug, list(members))  # refused before any key exists
+        issued = await issue_key(
             workspace_slug, principal_name, None if all_scopes else list(scopes), admin=admin, kind=kind, app_id=app_id
-        ),
-    )
-    if issued.created_principal:
+        )
+        await grant_memberships(issued.principal_id, planned)
+        return issued, planned
+
+    issued, granted = _run_with_db(data_dir, create)
+    if issued.created_principal and not granted:
         _say(f"created principal {principal_name!r} (no project memberships)")
+    elif issued.created_principal:
+        _say(f"created principal {principal_name!r}")
+    for membership in granted:
+        _say(f"{principal_name} is {membership.role} on {membership.project_key}")
     _say(f"key id {issued.api_key_id}; store the key now, it is not shown again:")
     click.echo(issued.key)
 
