@@ -131,10 +131,10 @@ class WebhookActivities:
     @activity.defn(name="attempt_webhook_delivery")
     async def attempt_webhook_delivery(self, request: AttemptRequest) -> AttemptResult:
         """One signed POST of a delivery's event to its endpoint, recorded with its consequences."""
-        return await attempt_delivery(request, self.keyring)
+        return await _attempt(request, self.keyring)
 
 
-async def attempt_delivery(request: AttemptRequest, keyring: KeyRing | None) -> AttemptResult:
+async def _attempt(request: AttemptRequest, keyring: KeyRing | None) -> AttemptResult:
     """One signed POST of a delivery's event to its endpoint, recorded with its consequences."""
     context = await repo.attempt_context(request.delivery_id)
     if context is None or context["generation"] != request.generation:

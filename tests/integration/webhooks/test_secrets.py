@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import subprocess
@@ -17,7 +18,7 @@ from groundwork.secrets_keyring import KeyRing
 from groundwork.services.outbox_relay import OutboxRelay
 from groundwork.services.secrets_at_rest import open_webhook_secret
 from tests.conftest import Workspace, idem, serving
-from tests.integration.webhooks.conftest import Receiver, create_endpoint, emit
+from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit
 
 BASE = "/api/v1/webhook-endpoints"
 
@@ -154,3 +155,28 @@ async def test_without_a_key_ring_no_secret_is_issued(settings: Settings, worksp
     assert "GROUNDWORK_SECRET_KEY" in response.json()["detail"]
     row = await db.fetchrow("SELECT count(*) AS n FROM webhook_endpoints WHERE workspace_id = $1", workspace.id)
     assert row is not None and row["n"] == 0
+
+
+async def test_a_secret_no_key_opens_sends_nothing_and_the_delivery_waits_for_the_key(
+    client: httpx.AsyncClient,
+    workspace: Workspace,
+    relay: OutboxRelay,
+    receivers: Callable[[], Awaitable[Receiver]],
+) -> None:
+    from groundwork.services.secrets_at_rest import seal_webhook_secret
+
+    key = await workspace.key(admin=True)
+    receiver = await receivers()
+    endpoint = await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
+    good = await db.fetchrow("SELECT secret FROM webhook_endpoints WHERE id = $1", endpoint["id"])
+    assert good is not None
+    foreign = seal_webhook_secret(KeyRing.parse(KeyRing.generate_text()), endpoint["id"], endpoint["secret"])
+    await db.execute("UPDATE webhook_endpoints SET secret = $2 WHERE id = $1", endpoint["id"], foreign)
+    await emit(workspace, "notification.created")
+    await asyncio.sleep(1.5)
+    assert receiver.requests == []  # never unsigned, never signed wrongly
+    [delivery] = await delivery_of(client, workspace, key, endpoint["id"])
+    assert delivery["status"] == "pending" and delivery["attempts"] == []
+    await db.execute("UPDATE webhook_endpoints SET secret = $2 WHERE id = $1", endpoint["id"], good["secret"])
+    [request] = await receiver.wait_for(1, timeout=15)  # the attempt is retried until the key opens it
+    Webhook(endpoint["secret"]).verify(request.body, request.headers)
