@@ -95,6 +95,8 @@ class Step:
     drain_seconds: float | None = None
     latencies: list[float] = field(default_factory=list)
     delivered_per_second: float = 0.0
+    # (seconds into the load, events committed but not yet answered) every `sample_every` seconds.
+    backlog: list[tuple[float, int]] = field(default_factory=list)
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.latencies)
@@ -140,16 +142,29 @@ async def emit(target: Target, n: int) -> tuple[str, float]:
     return event_id, time.perf_counter()
 
 
-async def run_step(target: Target, receiver: Receiver, rate: float, seconds: float, drain: float) -> Step:
+async def run_step(
+    target: Target,
+    receiver: Receiver,
+    rate: float,
+    seconds: float,
+    drain: float,
+    *,
+    sample_every: float | None = None,
+) -> Step:
     step = Step(rate, seconds)
     count = max(1, int(rate * seconds))
     start = time.perf_counter()
+    next_sample = sample_every
     for i in range(count):
         delay = start + i / rate - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
         event_id, at = await emit(target, i)
         step.committed[event_id] = at
+        if next_sample is not None and sample_every is not None and at - start >= next_sample:
+            outstanding = sum(1 for e in step.committed if e not in receiver.answered)
+            step.backlog.append((round(at - start), outstanding))
+            next_sample += sample_every
     end = time.perf_counter()
     step.load_seconds = end - start
     step.backlog_at_end = sum(1 for e in step.committed if e not in receiver.answered)
@@ -238,7 +253,14 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
             if not step.sustained:
                 break
             best = rate
-        print(f"\nMaximum sustained: {best:g} events/s; {receiver.requests} requests in all.")
+        print(f"\nMaximum sustained: {best:g} events/s.")
+        await asyncio.sleep(5)
+        soak = await run_step(target, receiver, 30, 30.0 if quick else 60.0, drain=180, sample_every=10.0)
+        print("\nSoak at 30 events/s (backlog sampled every 10 s of load):\n")
+        print(HEADER)
+        print(line(soak) + (" sustained" if soak.sustained else " backlog grows"))
+        print("backlog:", ", ".join(f"{t} s: {n}" for t, n in soak.backlog))
+        print(f"\n{receiver.requests} requests in all.")
     finally:
         worker.terminate()
         worker.wait(30)

@@ -82,7 +82,9 @@ class AttemptResult(BaseModel):
     number: int | None = None
 
 
-@workflow.defn(name="WebhookDeliveryWorkflow")
+# Outside the sandbox: re-importing this module (and rebuilding its models) for every run cost the worker
+# more than the delivery itself (docs/decisions.md). Keep it a plain loop over `workflow.*` calls.
+@workflow.defn(name="WebhookDeliveryWorkflow", sandboxed=False)
 class WebhookDeliveryWorkflow:
     """Attempts a delivery on each slot of the schedule until a 2xx, a 410, or the last slot."""
 

@@ -11,7 +11,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
 from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace, idem
-from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit
+from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 
 EVERYTHING = ["work_item_enhancement.*", "context_engine.*", "notification.*"]
 MANAGE = ["webhooks:manage"]
@@ -19,6 +19,16 @@ MANAGE = ["webhooks:manage"]
 
 def _ids(receiver: Receiver) -> set[str]:
     return {r.headers["webhook-id"] for r in receiver.requests}
+
+
+async def _dispatched(event_id: str) -> None:
+    """Wait until the relay running in the background has dispatched the event."""
+
+    async def done() -> bool:
+        row = await db.fetchrow("SELECT dispatched_at FROM outbox WHERE event_id = $1", event_id)
+        return row is not None and row["dispatched_at"] is not None
+
+    await wait_until(done, what=f"{event_id} to be dispatched")
 
 
 async def test_each_endpoint_gets_only_the_events_its_owner_may_see(
@@ -69,11 +79,9 @@ async def test_a_lost_membership_stops_the_flow_at_the_next_dispatch(
         "DELETE FROM memberships WHERE principal_id = $1 AND project_id = $2", workspace.principals["member"], alpha
     )
     after = await emit(workspace, "work_item_enhancement.completed", project_id=alpha)
-    await relay.run_once()
+    await _dispatched(after)
     assert _ids(receiver) == {before}
     assert [d["eventId"] for d in await delivery_of(client, workspace, member, endpoint["id"])] == [before]
-    dispatched = await db.fetchrow("SELECT dispatched_at FROM outbox WHERE event_id = $1", after)
-    assert dispatched is not None and dispatched["dispatched_at"] is not None
 
 
 async def test_events_raised_while_an_endpoint_is_disabled_are_dropped_not_sent_on_enable(
@@ -88,11 +96,11 @@ async def test_events_raised_while_an_endpoint_is_disabled_are_dropped_not_sent_
     url = f"/api/v1/webhook-endpoints/{endpoint['id']}"
     assert (await client.patch(url, json={"enabled": False}, headers=workspace.headers(key))).status_code == 200
     while_disabled = await emit(workspace, "notification.created")
-    await relay.run_once()
+    await _dispatched(while_disabled)
     assert (await client.patch(url, json={"enabled": True}, headers=workspace.headers(key))).status_code == 200
     after = await emit(workspace, "notification.created")
     await receiver.wait_for(1)
-    await relay.run_once()
+    await _dispatched(after)
     assert _ids(receiver) == {after}
     assert while_disabled not in {d["eventId"] for d in await delivery_of(client, workspace, key, endpoint["id"])}
 
