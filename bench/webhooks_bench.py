@@ -246,7 +246,7 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
         print("\nRamp (the highest rate still sustained is the maximum):\n")
         print(HEADER)
         best = 0.0
-        for rate in (15, 20, 25, 30, 35, 40, 50, 60):
+        for rate in (15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100):
             step = await run_step(target, receiver, rate, 10.0 if quick else 15.0, drain=180)
             print(line(step) + (" sustained" if step.sustained else " backlog grows"), flush=True)
             await asyncio.sleep(3)
