@@ -142,7 +142,7 @@ async def setup_fanout(workspace_id: str, recipients: int) -> tuple[str, str, st
 
 async def fan_out(workspace_id: str, recipients: int, mail: MailCounter) -> tuple[float, float]:
     """Commit one applied event; seconds until every in-app notification, and every e-mail, exists."""
-    run_id, item_id, applier, _ = await setup_fanout(workspace_id, recipients)
+    run_id, item_id, applier, project_id = await setup_fanout(workspace_id, recipients)
     mails_before = len(mail.arrivals)
     now = datetime.now(UTC)
     async with db.transaction():
@@ -160,6 +160,7 @@ async def fan_out(workspace_id: str, recipients: int, mail: MailCounter) -> tupl
                 "applied_at": now.isoformat(),
             },
             occurred_at=now,
+            project_id=project_id,
         )
     committed = time.perf_counter()
     in_app = None

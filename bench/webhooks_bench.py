@@ -30,11 +30,14 @@ from typing import Any
 
 import uvicorn
 
+from groundwork.domain.ids import new_id
 from groundwork.domain.webhooks import new_secret
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories import outbox, tenancy
 from groundwork.persistence.repositories import webhooks as webhook_repo
+from groundwork.secrets_keyring import KeyRing
+from groundwork.services.secrets_at_rest import seal_webhook_secret
 from groundwork.stack.postgres import start_postgres
 from groundwork.stack.temporal_dev import TemporalDevServer
 
@@ -92,6 +95,8 @@ class Step:
     drain_seconds: float | None = None
     latencies: list[float] = field(default_factory=list)
     delivered_per_second: float = 0.0
+    # (seconds into the load, events committed but not yet answered) every `sample_every` seconds.
+    backlog: list[tuple[float, int]] = field(default_factory=list)
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.latencies)
@@ -107,35 +112,59 @@ class Step:
         )
 
 
-async def emit(workspace_id: str, n: int) -> tuple[str, float]:
+@dataclass
+class Target:
+    """Where events are committed: a workspace and the project they are about."""
+
+    workspace_id: str
+    project_id: str
+
+
+async def emit(target: Target, n: int) -> tuple[str, float]:
     now = datetime.now(UTC)
     async with db.transaction():
         event_id = await outbox.append_event(
-            type="notification.created",
-            workspace_id=workspace_id,
-            resource_type="notification",
-            resource_id=f"notification_bench_{n}",
+            type="work_item_enhancement.queued",
+            workspace_id=target.workspace_id,
+            resource_type="work_item_enhancement_run",
+            resource_id=f"wie_bench_{n}",
             actor_id=None,
             payload={
-                "notification_id": f"notification_bench_{n}",
-                "status": "unread",
-                "created_at": now.isoformat(),
+                "run_id": f"wie_bench_{n}",
+                "target_type": "work_item",
+                "target_id": f"wi_bench_{n}",
+                "requested_actions": ["requirements"],
+                "queued_at": now.isoformat(),
             },
             occurred_at=now,
+            project_id=target.project_id,
         )
     return event_id, time.perf_counter()
 
 
-async def run_step(workspace_id: str, receiver: Receiver, rate: float, seconds: float, drain: float) -> Step:
+async def run_step(
+    target: Target,
+    receiver: Receiver,
+    rate: float,
+    seconds: float,
+    drain: float,
+    *,
+    sample_every: float | None = None,
+) -> Step:
     step = Step(rate, seconds)
     count = max(1, int(rate * seconds))
     start = time.perf_counter()
+    next_sample = sample_every
     for i in range(count):
         delay = start + i / rate - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        event_id, at = await emit(workspace_id, i)
+        event_id, at = await emit(target, i)
         step.committed[event_id] = at
+        if next_sample is not None and sample_every is not None and at - start >= next_sample:
+            outstanding = sum(1 for e in step.committed if e not in receiver.answered)
+            step.backlog.append((round(at - start), outstanding))
+            next_sample += sample_every
     end = time.perf_counter()
     step.load_seconds = end - start
     step.backlog_at_end = sum(1 for e in step.committed if e not in receiver.answered)
@@ -173,16 +202,27 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
     receiver = Receiver()
     await receiver.start()
     workspace = await tenancy.create_workspace(f"bench-{os.getpid()}", "Bench")
+    portfolio = await tenancy.create_portfolio(workspace["id"], "Bench")
+    engagement = await tenancy.create_engagement(workspace["id"], portfolio["id"], "Bench")
+    project = await tenancy.create_project(workspace["id"], engagement["id"], "BEN", "Bench")
+    # The endpoint's owner is a project lead (not an admin): every dispatch checks its membership.
+    owner = await tenancy.create_principal(workspace["id"], "bench-owner")
+    await tenancy.add_membership(owner["id"], project["id"], "lead")
+    secret_key = KeyRing.generate_text()
+    endpoint_id = new_id("whe")
     await webhook_repo.insert_endpoint(
+        endpoint_id=endpoint_id,
         workspace_id=workspace["id"],
         url=f"http://127.0.0.1:{receiver.port}/hook",
         description="bench",
-        event_types=["notification.*"],
-        secret=new_secret(),
-        created_by="bench",
+        event_types=["work_item_enhancement.*"],
+        sealed_secret=seal_webhook_secret(KeyRing.parse(secret_key), endpoint_id, new_secret()),
+        created_by=owner["id"],
     )
+    target = Target(workspace["id"], project["id"])
     env = {
         **os.environ,
+        "GROUNDWORK_SECRET_KEY": secret_key,
         "DATABASE_URL": dsn,
         "TEMPORAL_ADDRESS": temporal_address,
         "TEMPORAL_TASK_QUEUE": "groundwork",
@@ -194,26 +234,33 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
         [sys.executable, "-m", "groundwork.worker"], env=env, stdout=log, stderr=subprocess.STDOUT
     )
     try:
-        warm = await run_step(workspace["id"], receiver, 10, 2, drain=60)
+        warm = await run_step(target, receiver, 10, 2, drain=60)
         assert warm.latencies, "the warm-up delivered nothing; see worker.log"
         window = 8.0 if quick else 20.0
         print(f"## Webhooks: commit → receiver 2xx ({platform.machine()}, {os.cpu_count()} cores)\n")
         print(HEADER)
         for rate, seconds in ((1, window), (10, window), (100, window / 2)):
-            step = await run_step(workspace["id"], receiver, rate, seconds, drain=180)
+            step = await run_step(target, receiver, rate, seconds, drain=180)
             print(line(step), flush=True)
             await asyncio.sleep(3)
         print("\nRamp (the highest rate still sustained is the maximum):\n")
         print(HEADER)
         best = 0.0
-        for rate in (15, 20, 25, 30, 35, 40, 50, 60):
-            step = await run_step(workspace["id"], receiver, rate, 10.0 if quick else 15.0, drain=180)
+        for rate in (15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100):
+            step = await run_step(target, receiver, rate, 10.0 if quick else 15.0, drain=180)
             print(line(step) + (" sustained" if step.sustained else " backlog grows"), flush=True)
             await asyncio.sleep(3)
             if not step.sustained:
                 break
             best = rate
-        print(f"\nMaximum sustained: {best:g} events/s; {receiver.requests} requests in all.")
+        print(f"\nMaximum sustained: {best:g} events/s.")
+        await asyncio.sleep(5)
+        soak = await run_step(target, receiver, 30, 30.0 if quick else 60.0, drain=180, sample_every=10.0)
+        print("\nSoak at 30 events/s (backlog sampled every 10 s of load):\n")
+        print(HEADER)
+        print(line(soak) + (" sustained" if soak.sustained else " backlog grows"))
+        print("backlog:", ", ".join(f"{t} s: {n}" for t, n in soak.backlog))
+        print(f"\n{receiver.requests} requests in all.")
     finally:
         worker.terminate()
         worker.wait(30)

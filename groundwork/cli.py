@@ -81,6 +81,9 @@ def cli() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @data_dir_option
+@click.option(
+    "--internal-port", default=8001, show_default=True, type=int, help="The internal API's port (on 127.0.0.1)."
+)
 @click.option("--temporal-port", default=7233, show_default=True, type=int)
 @click.option("--ui-port", default=8233, show_default=True, type=int)
 @click.option("--demo", is_flag=True, help="Seed the demo workspace and print an API key with every scope.")
@@ -90,6 +93,7 @@ def up(
     host: str,
     port: int,
     data_dir: Path | None,
+    internal_port: int,
     temporal_port: int,
     ui_port: int,
     demo: bool,
@@ -102,6 +106,7 @@ def up(
     options = UpOptions(
         host=host,
         port=port,
+        internal_port=internal_port,
         data_dir=(data_dir or default_data_dir()).resolve(),
         temporal_port=temporal_port,
         ui_port=ui_port,
@@ -117,28 +122,48 @@ def up(
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=int, help="Uvicorn worker processes.")
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log every request (costs time).")
-def serve(host: str, port: int, workers: int, access_log: bool) -> None:
-    """Serve the API only (production): PostgreSQL from DATABASE_URL, Temporal from TEMPORAL_ADDRESS."""
-    import uvicorn
+@click.option(
+    "--internal-host",
+    default=None,
+    help="Address of the internal API's listener (/internal/v1).  [default: $GROUNDWORK_INTERNAL_HOST, else 127.0.0.1]",
+)
+@click.option(
+    "--internal-port",
+    default=None,
+    type=int,
+    help="Port of the internal API's listener; never the public one.  [default: $GROUNDWORK_INTERNAL_PORT, else 8001]",
+)
+def serve(
+    host: str, port: int, workers: int, internal_host: str | None, internal_port: int | None, access_log: bool
+) -> None:
+    """Serve the API only (production): PostgreSQL from DATABASE_URL, Temporal from TEMPORAL_ADDRESS.
 
-    from groundwork.api.app import SERVER_OPTIONS
-
+    The public API listens on --host:--port; the internal API (/internal/v1, provider keys only) on
+    its own listener, --internal-host:--internal-port, which should stay unreachable from outside.
+    """
+    # Every worker process builds its apps from the environment: it learns the internal listener there.
+    if internal_host is not None:
+        os.environ["GROUNDWORK_INTERNAL_HOST"] = internal_host
+    if internal_port is not None:
+        os.environ["GROUNDWORK_INTERNAL_PORT"] = str(internal_port)
     # Fail fast with a clear message when DATABASE_URL is missing (or the key ring is malformed).
-    if Settings.from_env().keyring is None:
+    settings = Settings.from_env()
+    if settings.internal_port == port:
+        raise click.UsageError("--internal-port must differ from --port: the internal API never shares a listener")
+    if settings.keyring is None:
         _say(
-            "warning: GROUNDWORK_SECRET_KEY is not set: notification action links cannot be verified and chat "
-            "webhook URLs cannot be stored"
+            "warning: GROUNDWORK_SECRET_KEY is not set: webhook endpoints cannot be created (their secrets are "
+            "stored sealed), notification action links cannot be verified and chat webhook URLs cannot be stored"
         )
-    uvicorn.run(
-        "groundwork.api.app:app_from_env",
-        factory=True,
+    from groundwork.api.serving import serve_listeners
+
+    serve_listeners(
         host=host,
         port=port,
+        internal_host=settings.internal_host,
+        internal_port=settings.internal_port,
         workers=workers,
-        proxy_headers=True,
-        log_level="info",
         access_log=access_log,
-        **SERVER_OPTIONS,
     )
 
 
@@ -153,12 +178,60 @@ def worker() -> None:
 @cli.command()
 @data_dir_option
 def migrate(data_dir: Path | None) -> None:
-    """Apply the database schema (forward-only migrations)."""
+    """Apply the database schema (forward-only migrations), then seal secrets stored before sealing existed."""
+    from groundwork.persistence import db
     from groundwork.persistence.migrate import apply_migrations
+    from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
+
+    keyring = _keyring(data_dir)
+
+    async def main(dsn: str) -> tuple[list[str], int]:
+        applied = await apply_migrations(dsn)
+        async with db.connection(dsn):
+            return applied, await seal_legacy_webhook_secrets(keyring)
 
     with _database(data_dir) as dsn:
-        applied = asyncio.run(apply_migrations(dsn))
+        applied, sealed = asyncio.run(main(dsn))
     _say(f"applied: {', '.join(applied)}" if applied else "schema is up to date")
+    if sealed:
+        _say(f"sealed the signing secrets of {sealed} webhook endpoint(s)")
+    if keyring is None:
+        _say("warning: GROUNDWORK_SECRET_KEY is not set: webhook signing secrets cannot be sealed or issued")
+
+
+def _keyring(data_dir: Path | None) -> Any:
+    """The key ring of `GROUNDWORK_SECRET_KEY`, else of the data dir's `secret_key` file; None if neither."""
+    from groundwork.secrets_keyring import KeyRing, KeyRingError, ring_text
+
+    text = ring_text((data_dir or default_data_dir()).resolve())
+    try:
+        return KeyRing.parse(text) if text else None
+    except KeyRingError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@cli.group()
+def secrets() -> None:
+    """Secrets at rest (webhook signing secrets, chat webhook URLs) under GROUNDWORK_SECRET_KEY."""
+
+
+@secrets.command("reseal")
+@data_dir_option
+def secrets_reseal(data_dir: Path | None) -> None:
+    """Re-encrypt every sealed secret under the first key of the ring (after putting a new key first)."""
+    from groundwork.services.secrets_at_rest import reseal_everything
+
+    keyring = _keyring(data_dir)
+    if keyring is None:
+        raise click.UsageError("GROUNDWORK_SECRET_KEY is not set (and the data dir has no secret_key file)")
+    report = _run_with_db(data_dir, lambda: reseal_everything(keyring))
+    _say(
+        f"resealed under the current key: {report.webhook_endpoints} webhook endpoint(s), "
+        f"{report.idempotent_answers} stored answer(s), {report.chat_webhook_urls} chat webhook URL(s)"
+    )
+    if report.unreadable:
+        _say(f"error: {report.unreadable} sealed value(s) open under no key of the ring; see the log")
+        raise SystemExit(1)
 
 
 @cli.command()
@@ -204,6 +277,14 @@ def keys() -> None:
     help="Bind the key to a connected app (`app_...`): it then works only "
     "while the app is active, within its declared direction.",
 )
+@click.option(
+    "--member",
+    "members",
+    multiple=True,
+    metavar="PROJECT=ROLE",
+    help="Give the principal a role (lead, contributor, viewer, guest) on a project (key or id); repeat for more. "
+    "A provider contributes only where its role may write (lead, contributor).",
+)
 @data_dir_option
 def keys_create(
     workspace_slug: str,
@@ -213,21 +294,31 @@ def keys_create(
     admin: bool,
     kind: str,
     app_id: str | None,
+    members: tuple[str, ...],
     data_dir: Path | None,
 ) -> None:
     """Create a key; prints the key alone on stdout (it is never shown again)."""
-    from groundwork.services.api_keys import issue_key
+    from groundwork.services.api_keys import IssuedKey, issue_key
+    from groundwork.services.memberships import Membership, grant_memberships, planned_memberships
 
     if bool(scopes) == all_scopes:
         raise click.UsageError("give either --scope (one or more) or --all-scopes")
-    issued = _run_with_db(
-        data_dir,
-        lambda: issue_key(
+
+    async def create() -> tuple[IssuedKey, list[Membership]]:
+        planned = await planned_memberships(workspace_slug, list(members))  # refused before any key exists
+        issued = await issue_key(
             workspace_slug, principal_name, None if all_scopes else list(scopes), admin=admin, kind=kind, app_id=app_id
-        ),
-    )
-    if issued.created_principal:
+        )
+        await grant_memberships(issued.principal_id, planned)
+        return issued, planned
+
+    issued, granted = _run_with_db(data_dir, create)
+    if issued.created_principal and not granted:
         _say(f"created principal {principal_name!r} (no project memberships)")
+    elif issued.created_principal:
+        _say(f"created principal {principal_name!r}")
+    for membership in granted:
+        _say(f"{principal_name} is {membership.role} on {membership.project_key}")
     _say(f"key id {issued.api_key_id}; store the key now, it is not shown again:")
     click.echo(issued.key)
 

@@ -26,6 +26,11 @@ class Settings:
     temporal_task_queue: str = "groundwork"
     # Requests per key per window; a token bucket refilled continuously.
     rate_limit_per_minute: int = 600
+    # Requests without a valid key (none, unknown, revoked; keyless /graphql) per client address.
+    anonymous_rate_limit_per_minute: int = 60
+    # The internal API's listener (`/internal/v1`): never the public one; loopback unless told otherwise.
+    internal_host: str = "127.0.0.1"
+    internal_port: int = 8001
     max_body_bytes: int = 1_048_576
     db_pool_max_size: int = 10
     # The Tantivy index: written by the worker, read by the API processes on the same machine.
@@ -48,6 +53,15 @@ class Settings:
     )
     webhook_sweep_seconds: float = field(
         default_factory=lambda: _seconds_from_env("GROUNDWORK_WEBHOOK_SWEEP_SECONDS", 5.0)
+    )
+    # Retention (the worker's purge schedule): dispatched outbox events, finished webhook deliveries,
+    # and delivery attempts older than these are deleted; an event is kept while a delivery needs it.
+    outbox_retention_days: float = field(default_factory=lambda: _days_from_env("GROUNDWORK_OUTBOX_RETENTION_DAYS", 30))
+    delivery_retention_days: float = field(
+        default_factory=lambda: _days_from_env("GROUNDWORK_WEBHOOK_DELIVERY_RETENTION_DAYS", 30)
+    )
+    attempt_retention_days: float = field(
+        default_factory=lambda: _days_from_env("GROUNDWORK_WEBHOOK_ATTEMPT_RETENTION_DAYS", 30)
     )
     # Notifications: the key ring that signs action links and seals chat webhook URLs, the address
     # those links point at, the SMTP server for e-mail (unset: e-mail deliveries fail as unconfigured),
@@ -90,6 +104,9 @@ class Settings:
             temporal_namespace=os.environ.get("TEMPORAL_NAMESPACE", "default"),
             temporal_task_queue=os.environ.get("TEMPORAL_TASK_QUEUE", "groundwork"),
             rate_limit_per_minute=int(os.environ.get("GROUNDWORK_RATE_LIMIT_PER_MINUTE", "600")),
+            anonymous_rate_limit_per_minute=int(os.environ.get("GROUNDWORK_ANONYMOUS_RATE_LIMIT_PER_MINUTE", "60")),
+            internal_host=os.environ.get("GROUNDWORK_INTERNAL_HOST", "127.0.0.1"),
+            internal_port=int(os.environ.get("GROUNDWORK_INTERNAL_PORT", "8001")),
             max_body_bytes=int(os.environ.get("GROUNDWORK_MAX_BODY_BYTES", "1048576")),
             db_pool_max_size=int(os.environ.get("GROUNDWORK_DB_POOL_MAX_SIZE", "10")),
             index_dir=Path(os.environ.get("GROUNDWORK_INDEX_DIR") or default_data_dir() / "index"),
@@ -107,6 +124,10 @@ def _webhook_schedule_from_env() -> tuple[float, ...]:
         return parse_schedule(os.environ.get("GROUNDWORK_WEBHOOK_SCHEDULE"))
     except ValueError as exc:
         raise RuntimeError(f"GROUNDWORK_WEBHOOK_SCHEDULE: {exc}") from None
+
+
+def _days_from_env(name: str, default: float) -> float:
+    return _seconds_from_env(name, default)  # the same rule: a positive number
 
 
 def _seconds_from_env(name: str, default: float) -> float:

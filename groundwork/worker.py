@@ -25,9 +25,9 @@ from temporalio.worker import Worker
 from groundwork.activities.context_engine import CONTEXT_ACTIVITIES
 from groundwork.activities.corpus import CORPUS_ACTIVITIES
 from groundwork.activities.enhancement import EnhancementActivities
-from groundwork.activities.maintenance import purge_expired_idempotency_keys
+from groundwork.activities.maintenance import RetentionActivities, purge_expired_idempotency_keys
 from groundwork.activities.notifications import NotificationActivities
-from groundwork.activities.webhooks import attempt_webhook_delivery
+from groundwork.activities.webhooks import WebhookActivities
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import Enhancer
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
@@ -40,6 +40,7 @@ from groundwork.services.corpus_indexing import follow_index_changes
 from groundwork.services.enhancement import sweep_queued_runs
 from groundwork.services.outbox_relay import OutboxRelay
 from groundwork.services.package_indexing import follow_package_changes
+from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
 from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import connect_client
 from groundwork.workflows.context_engine import (
@@ -51,7 +52,12 @@ from groundwork.workflows.context_engine import (
 )
 from groundwork.workflows.corpus import CORPUS_WORKFLOWS
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
-from groundwork.workflows.maintenance import PURGE_SCHEDULE_ID, PurgeIdempotencyKeysWorkflow
+from groundwork.workflows.maintenance import (
+    PURGE_SCHEDULE_ID,
+    WEBHOOK_HISTORY_SCHEDULE_ID,
+    PurgeIdempotencyKeysWorkflow,
+    PurgeWebhookHistoryWorkflow,
+)
 from groundwork.workflows.notifications import NOTIFICATION_WORKFLOWS
 from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
 
@@ -59,6 +65,7 @@ log = logging.getLogger("groundwork.worker")
 
 WORKFLOWS: list[type] = [
     PurgeIdempotencyKeysWorkflow,
+    PurgeWebhookHistoryWorkflow,
     EnhancementRunWorkflow,
     ApplyDraftsWorkflow,
     WebhookDeliveryWorkflow,
@@ -68,7 +75,6 @@ WORKFLOWS: list[type] = [
 ]
 ACTIVITIES: list[Callable[..., Any]] = [
     purge_expired_idempotency_keys,
-    attempt_webhook_delivery,
     *CORPUS_ACTIVITIES,
     *CONTEXT_ACTIVITIES,
 ]
@@ -94,11 +100,13 @@ def build_worker(
     """A worker for every Groundwork workflow and activity on `task_queue` (sends configured by `settings`)."""
     enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), evidence or CorpusEvidence())
     notifications = NotificationActivities(settings)
+    webhooks = WebhookActivities(settings)
+    retention = RetentionActivities(settings)
     return Worker(
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
-        activities=[*ACTIVITIES, *enhancement.all(), *notifications.all()],
+        activities=[*ACTIVITIES, *enhancement.all(), *notifications.all(), *webhooks.all(), *retention.all()],
     )
 
 
@@ -124,6 +132,18 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
                 spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
             ),
         )
+    # Webhook history (attempts, deliveries, dispatched events) past its retention windows.
+    with contextlib.suppress(ScheduleAlreadyRunningError):
+        await client.create_schedule(
+            WEBHOOK_HISTORY_SCHEDULE_ID,
+            Schedule(
+                action=ScheduleActionStartWorkflow(
+                    PurgeWebhookHistoryWorkflow.run, id=WEBHOOK_HISTORY_SCHEDULE_ID, task_queue=task_queue
+                ),
+                spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
+                policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
+            ),
+        )
     # The built-in context providers contribute what changed in every workspace's data.
     with contextlib.suppress(ScheduleAlreadyRunningError):
         await client.create_schedule(
@@ -144,6 +164,8 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
 async def run_worker(settings: Settings) -> None:
     """Run until SIGINT or SIGTERM, then finish in-flight activities and stop."""
     await db.connect(settings.database_url, max_size=settings.db_pool_max_size)
+    # Signing secrets written before they were sealed (SQL cannot encrypt them) are sealed now.
+    await seal_legacy_webhook_secrets(settings.keyring)
     client = await connect_client(settings)
     await ensure_schedules(client, settings.temporal_task_queue)
     worker = build_worker(client, settings.temporal_task_queue, enhancer=enhancer_for(settings), settings=settings)

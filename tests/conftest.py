@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 from temporalio.testing import WorkflowEnvironment
 
-from groundwork.api.app import SERVER_OPTIONS, create_app
+from groundwork.api.app import SERVER_OPTIONS, create_app, create_internal_app
 from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
@@ -79,16 +79,19 @@ def settings(database: str, temporal_env: WorkflowEnvironment, tmp_path_factory:
         temporal_address=target,
         temporal_task_queue=f"groundwork-test-{uuid.uuid4().hex[:8]}",
         rate_limit_per_minute=100_000,
+        anonymous_rate_limit_per_minute=100_000,
     )
 
 
 @asynccontextmanager
-async def serving(settings: Settings) -> AsyncIterator[str]:
-    """Serve a real app for `settings` under uvicorn on a free loopback port; yields its base URL."""
+async def serving(settings: Settings, *, internal: bool = False) -> AsyncIterator[str]:
+    """Serve a real app for `settings` (the public one, or the internal one) under uvicorn on a free
+    loopback port; yields its base URL."""
     port = free_port()
+    app = create_internal_app(settings) if internal else create_app(settings)
     # The test process already runs its event loop: only the HTTP parser can be chosen here.
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host="127.0.0.1",
         port=port,
         log_level="warning",
@@ -122,12 +125,27 @@ async def client(api_url: str) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
+@pytest.fixture(scope="session")
+async def internal_api_url(settings: Settings) -> AsyncIterator[str]:
+    """The internal API (`/internal/v1`) on its own listener, as `groundwork serve` runs it."""
+    async with serving(settings, internal=True) as url:
+        yield url
+
+
+@pytest.fixture
+async def internal_client(internal_api_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=internal_api_url, timeout=30) as http:
+        yield http
+
+
 @dataclass
 class Workspace:
     """A fresh workspace for one test: two projects under one engagement, and a way to mint keys."""
 
     id: str
     slug: str
+    # A client of the internal API's own listener (`/internal/v1`), where providers contribute.
+    internal_client: httpx.AsyncClient | None = None
     projects: dict[str, str] = field(default_factory=dict)
     principals: dict[str, str] = field(default_factory=dict)
     provider_keys: dict[str, str] = field(default_factory=dict)
@@ -147,25 +165,36 @@ class Workspace:
             await tenancy.add_membership(issued.principal_id, self.projects[project_key], role)
         return issued.key
 
-    async def provider_key(self, name: str = "provider", scopes: list[str] | None = None) -> str:
-        """A key of an internal provider principal (the only kind that reaches /internal/v1), made once per name."""
+    async def provider_key(
+        self, name: str = "provider", scopes: list[str] | None = None, *, role: str | None = "contributor"
+    ) -> str:
+        """A key of an internal provider principal (the only kind that reaches /internal/v1), made once per name,
+        holding `role` on every project (a contributor may write them; None: no membership)."""
         if name not in self.provider_keys:
             issued = await api_keys.issue_key(self.slug, name, scopes or ["context-engine:contribute"], kind="provider")
             self.principals[name] = issued.principal_id
             self.provider_keys[name] = issued.key
+            for project_id in self.projects.values() if role else ():
+                await tenancy.add_membership(issued.principal_id, project_id, role)
         return self.provider_keys[name]
+
+    @property
+    def internal(self) -> httpx.AsyncClient:
+        """The internal API's client (the `workspace` fixture provides one)."""
+        assert self.internal_client is not None, "this workspace has no internal API client"
+        return self.internal_client
 
     def headers(self, key: str, **extra: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}", **extra}
 
 
 @pytest.fixture
-async def workspace(database: str) -> Workspace:
+async def workspace(database: str, internal_client: httpx.AsyncClient) -> Workspace:
     slug = f"t-{uuid.uuid4().hex[:12]}"
     ws = await tenancy.create_workspace(slug, f"Test {slug}")
     portfolio = await tenancy.create_portfolio(ws["id"], "Portfolio")
     engagement = await tenancy.create_engagement(ws["id"], portfolio["id"], "Engagement")
-    result = Workspace(ws["id"], slug)
+    result = Workspace(ws["id"], slug, internal_client)
     for key in ("ALPHA", "BETA"):
         project = await tenancy.create_project(ws["id"], engagement["id"], key, f"Project {key}")
         result.projects[key] = project["id"]

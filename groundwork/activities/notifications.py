@@ -23,10 +23,10 @@ import aiosmtplib
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from groundwork.activities.webhooks import http_client, target_refusal
 from groundwork.config import Settings
 from groundwork.persistence.repositories import notification_deliveries as repo
 from groundwork.secrets_keyring import KeyRing
+from groundwork.services import webhook_targets
 from groundwork.services.notification_messages import Composer
 from groundwork.services.notification_preferences import preferences_for_sending
 from groundwork.workflows.notifications import (
@@ -133,12 +133,12 @@ class NotificationActivities:
             raise SendFailed(f"{type(exc).__name__}: {exc}", permanent=False) from None
 
     async def _send_chat(self, url: str, payload: dict[str, Any], allow_private: bool) -> None:
-        refusal = await target_refusal(url, allow_private)
-        if refusal:
-            raise SendFailed(refusal, permanent=True)
+        target = await webhook_targets.check_target(url, allow_private=allow_private)
+        if isinstance(target, webhook_targets.TargetRefused):
+            raise SendFailed(target.reason, permanent=not target.lookup_failed)
         try:
-            async with asyncio.timeout(_CHAT_TIMEOUT_SECONDS):
-                response = await http_client().post(url, json=payload)
+            async with asyncio.timeout(_CHAT_TIMEOUT_SECONDS), webhook_targets.pinned(target):
+                response = await webhook_targets.http_client().post(url, json=payload)
         except Exception as exc:  # a chat service we cannot reach now may answer later
             raise SendFailed(f"{type(exc).__name__}: {exc}", permanent=False) from None
         if response.is_success:

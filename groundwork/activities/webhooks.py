@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import time
-import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
+from typing import Any
 
-import httpx
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from groundwork import __version__
+from groundwork.config import Settings
 from groundwork.domain import webhooks as rules
+from groundwork.domain.errors import GroundworkError
 from groundwork.domain.notifications import ENDPOINT_DISABLED
 from groundwork.domain.times import format_timestamp
 from groundwork.persistence.repositories import outbox
 from groundwork.persistence.repositories import webhooks as repo
+from groundwork.secrets_keyring import KeyRing, KeyRingError
+from groundwork.services import webhook_targets
+from groundwork.services.secrets_at_rest import open_webhook_secret
 from groundwork.workflows.webhooks import AttemptRequest, AttemptResult
 
 log = logging.getLogger("groundwork.webhooks")
@@ -39,57 +43,25 @@ class _Observation:
     retry_after: str | None = None
 
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
-
-
-def http_client() -> httpx.AsyncClient:
-    """One pooled client per event loop; redirects are not followed, proxies from the environment unused."""
-    loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None:
-        client = httpx.AsyncClient(
-            follow_redirects=False,
-            trust_env=False,
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
-        )
-        _clients[loop] = client
-    return client
-
-
-async def target_refusal(url: str, allow_private: bool) -> str | None:
-    """Why a target may not be contacted now (a private address, maybe only after DNS), or None."""
-    if allow_private:
-        return None
-    errors = rules.url_errors(url, allow_private=False)
-    if errors:
-        return f"refused: the url {errors[0].message}"
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
-        )
-    except (OSError, UnicodeError) as exc:
-        return f"DNS lookup of {host} failed: {exc}"
-    if any(rules.is_private_address(str(info[4][0])) for info in infos):
-        return f"refused: {host} resolves to a loopback, private or link-local address"
-    return None
-
-
-async def _post(url: str, headers: dict[str, str], body: bytes, timeout: float) -> _Observation:
+async def _post(
+    target: webhook_targets.CheckedTarget, headers: dict[str, str], body: bytes, timeout: float
+) -> _Observation:
     started = time.perf_counter()
     observed = _Observation()
     try:
-        async with asyncio.timeout(timeout):
-            async with http_client().stream("POST", url, content=body, headers=headers) as response:
-                observed.status_code = response.status_code
-                observed.retry_after = response.headers.get("retry-after")
-                received = bytearray()
-                async for chunk in response.aiter_bytes():
-                    received += chunk
-                    if len(received) > _READ_LIMIT:
-                        observed.response_truncated = True
-                        break
+        async with (
+            asyncio.timeout(timeout),
+            webhook_targets.pinned(target),
+            webhook_targets.http_client().stream("POST", target.url, content=body, headers=headers) as response,
+        ):
+            observed.status_code = response.status_code
+            observed.retry_after = response.headers.get("retry-after")
+            received = bytearray()
+            async for chunk in response.aiter_bytes():
+                received += chunk
+                if len(received) > _READ_LIMIT:
+                    observed.response_truncated = True
+                    break
         text = received.decode("utf-8", errors="replace")
         if len(text) > rules.RESPONSE_EXCERPT_CHARS:
             text, observed.response_truncated = text[: rules.RESPONSE_EXCERPT_CHARS], True
@@ -125,12 +97,44 @@ async def notify_admins_of_disabled_endpoint(workspace_id: str, endpoint_id: str
             "disabled_at": format_timestamp(now),
         },
         occurred_at=now,
+        project_id=None,
     )
     log.warning("webhook endpoint %s of workspace %s disabled (%s)", endpoint_id, workspace_id, reason)
 
 
-@activity.defn(name="attempt_webhook_delivery")
-async def attempt_webhook_delivery(request: AttemptRequest) -> AttemptResult:
+def _live_secrets(context: dict[str, Any], keyring: KeyRing | None) -> list[str]:
+    """The secrets that sign now (current, then replaced ones still in their overlap), opened."""
+    stored = [context["secret"]]
+    expires = context["previous_secret_expires_at"]
+    if context["previous_secret"] and expires is not None and expires > context["now"]:
+        stored.append(context["previous_secret"])
+    stored += list(context["older_live_secrets"])
+    try:
+        return [open_webhook_secret(keyring, context["endpoint_id"], s) for s in stored]
+    except (KeyRingError, ValueError, GroundworkError) as exc:
+        # Our configuration (no key ring, or none of its keys opens it), not the receiver's fault: retry
+        # (Temporal backs off) until the key ring is fixed; nothing is sent and no attempt is recorded.
+        raise ApplicationError(f"cannot open the signing secret of {context['endpoint_id']}: {exc}") from None
+
+
+class WebhookActivities:
+    """The delivery attempt, with the worker's key ring (it opens the sealed signing secrets)."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        # Without settings (a worker built for tests) the key ring comes from the environment.
+        self.keyring = (settings or Settings(database_url="")).keyring
+
+    def all(self) -> list[Callable[..., Any]]:
+        """Every activity this class provides, for the worker."""
+        return [self.attempt_webhook_delivery]
+
+    @activity.defn(name="attempt_webhook_delivery")
+    async def attempt_webhook_delivery(self, request: AttemptRequest) -> AttemptResult:
+        """One signed POST of a delivery's event to its endpoint, recorded with its consequences."""
+        return await _attempt(request, self.keyring)
+
+
+async def _attempt(request: AttemptRequest, keyring: KeyRing | None) -> AttemptResult:
     """One signed POST of a delivery's event to its endpoint, recorded with its consequences."""
     context = await repo.attempt_context(request.delivery_id)
     if context is None or context["generation"] != request.generation:
@@ -155,11 +159,7 @@ async def attempt_webhook_delivery(request: AttemptRequest) -> AttemptResult:
             source=context["source"],
         )
     )
-    live_secrets = [context["secret"]]
-    expires = context["previous_secret_expires_at"]
-    if context["previous_secret"] and expires is not None and expires > context["now"]:
-        live_secrets.append(context["previous_secret"])
-    live_secrets += list(context["older_live_secrets"])
+    live_secrets = _live_secrets(context, keyring)
     attempted_at = datetime.now(UTC)
     timestamp = int(attempted_at.timestamp())
     headers = {
@@ -169,11 +169,12 @@ async def attempt_webhook_delivery(request: AttemptRequest) -> AttemptResult:
         "webhook-timestamp": str(timestamp),
         "webhook-signature": rules.signature_header(live_secrets, context["event_id"], timestamp, body),
     }
-    refusal = await target_refusal(context["url"], request.policy.allow_private)
+    # Resolved and checked once; the connection goes to exactly the address checked.
+    target = await webhook_targets.check_target(context["url"], allow_private=request.policy.allow_private)
     observed = (
-        _Observation(error=refusal)
-        if refusal
-        else await _post(context["url"], headers, body, request.policy.timeout_seconds)
+        _Observation(error=target.reason)
+        if isinstance(target, webhook_targets.TargetRefused)
+        else await _post(target, headers, body, request.policy.timeout_seconds)
     )
     retry_after = (
         rules.retry_after_seconds(observed.retry_after, attempted_at)

@@ -1,4 +1,10 @@
-"""The Litestar application: REST under /api/v1, GraphQL at /graphql, MCP at /mcp, docs at /schema."""
+"""The Litestar applications: the public API and the internal API, each on its own listener.
+
+The public app serves REST under /api/v1 and /api/agent/v1, GraphQL at /graphql, MCP at /mcp and its
+OpenAPI document at /schema. The internal app serves /internal/v1 (provider contributions, corpus
+sources) with its own /schema; `groundwork serve` binds it to `--internal-host:--internal-port`
+(127.0.0.1:8001 by default) and never to the public port.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from litestar import Litestar, asgi
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Tag
-from litestar.types import Receive, Scope, Send
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from groundwork import __version__
 from groundwork.api.agent.routes import AgentController
@@ -20,11 +26,12 @@ from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
 from groundwork.api.internal.context_engine import ContextContributionController, ContextProviderController
+from groundwork.api.internal.corpus import CorpusSourceController
 from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
 from groundwork.api.rest.connected_apps import ConnectedAppController
 from groundwork.api.rest.context_engine import ContextEngineController, ContextQueryController
-from groundwork.api.rest.context_search import ContextSearchController, CorpusSourceController
+from groundwork.api.rest.context_search import ContextSearchController
 from groundwork.api.rest.enhancement import EnhancementRunController, get_operation
 from groundwork.api.rest.health import live, ready
 from groundwork.api.rest.messages import MessageController
@@ -46,10 +53,35 @@ from groundwork.services.temporal import TemporalConnection
 SERVER_OPTIONS: dict[str, Any] = {"loop": "uvloop", "http": "httptools"}
 
 
-def create_app(settings: Settings | None = None) -> Litestar:
-    """Build the app for `settings` (default: from the environment)."""
+def _middleware(settings: Settings, temporal: TemporalConnection) -> list[Any]:
+    return [
+        TemporalMiddleware(temporal),
+        AuthMiddleware(TokenBuckets(settings.anonymous_rate_limit_per_minute)),
+        RateLimitMiddleware(TokenBuckets(settings.rate_limit_per_minute)),
+        IdempotencyMiddleware(settings.max_body_bytes, settings.keyring),
+    ]
+
+
+def _connections(settings: Settings, temporal: TemporalConnection) -> Any:
+    @asynccontextmanager
+    async def connections(app: Litestar) -> AsyncIterator[None]:
+        async with (
+            db.connection(settings.database_url, max_size=settings.db_pool_max_size),
+            run_waits.listening(settings.database_url),
+            serving_caches(settings.database_url),
+        ):
+            # Temporal may still be starting: readiness reports it, and the client connects on first use.
+            with contextlib.suppress(Exception):
+                await temporal.get(timeout=5.0)
+            yield
+
+    return connections
+
+
+def create_app(settings: Settings | None = None, *, temporal: TemporalConnection | None = None) -> Litestar:
+    """Build the public app for `settings` (default: from the environment)."""
     settings = settings or Settings.from_env()
-    temporal = TemporalConnection(settings)
+    temporal = temporal or TemporalConnection(settings)
     corpus_index.configure(settings.index_dir)
     mcp = build_mcp_server()
     mcp_app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True, json_response=True)
@@ -63,18 +95,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
         finally:
             current_principal.reset(token)
 
+    connections = _connections(settings, temporal)
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with (
-            db.connection(settings.database_url, max_size=settings.db_pool_max_size),
-            run_waits.listening(settings.database_url),
-            serving_caches(settings.database_url),
-        ):
-            # Temporal may still be starting: readiness reports it, and the client connects on first use.
-            with contextlib.suppress(Exception):
-                await temporal.get(timeout=5.0)
-            async with mcp.session_manager.run():
-                yield
+        async with connections(app), mcp.session_manager.run():
+            yield
 
     app = Litestar(
         route_handlers=[
@@ -85,11 +111,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             WebhookEndpointController,
             WebhookDeliveryController,
             ContextSearchController,
-            CorpusSourceController,
             ContextQueryController,
             ContextEngineController,
-            ContextProviderController,
-            ContextContributionController,
             AgentController,
             EnhancementRunController,
             get_operation,
@@ -101,12 +124,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             GraphQLController,
             mcp_endpoint,
         ],
-        middleware=[
-            TemporalMiddleware(temporal),
-            AuthMiddleware(),
-            RateLimitMiddleware(TokenBuckets(settings.rate_limit_per_minute)),
-            IdempotencyMiddleware(settings.max_body_bytes),
-        ],
+        middleware=_middleware(settings, temporal),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
@@ -133,9 +151,75 @@ def create_app(settings: Settings | None = None) -> Litestar:
     return app
 
 
+def create_internal_app(
+    settings: Settings | None = None, *, temporal: TemporalConnection | None = None, standalone: bool = True
+) -> Litestar:
+    """Build the internal app (`/internal/v1`, provider keys only) with its own OpenAPI document at /schema.
+
+    `standalone=False` when it shares a process with the public app, whose lifespan opens the
+    connections both use.
+    """
+    settings = settings or Settings.from_env()
+    temporal = temporal or TemporalConnection(settings)
+    corpus_index.configure(settings.index_dir)
+    app = Litestar(
+        route_handlers=[live, ready, ContextProviderController, ContextContributionController, CorpusSourceController],
+        middleware=_middleware(settings, temporal),
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[_connections(settings, temporal)] if standalone else [],
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="Groundwork internal API",
+            version=__version__,
+            path="/schema",
+            description="Provider contributions and corpus sources. Served on the internal listener only; "
+            "only provider keys (`groundwork keys create --kind provider`) reach it.",
+            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+        ),
+        debug=False,
+    )
+    app.state.settings = settings
+    app.state.temporal = temporal
+    return app
+
+
+class ListenerRouter:
+    """One ASGI app behind two listeners: connections accepted on the internal port reach the internal app.
+
+    The port is that of the socket the connection arrived on (`scope["server"]`), which a client
+    cannot choose by any header; everything else, the lifespan included, goes to the public app.
+    """
+
+    def __init__(self, public: ASGIApp, internal: ASGIApp, internal_port: int) -> None:
+        self.public = public
+        self.internal = internal
+        self.internal_port = internal_port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        server = scope.get("server") if scope["type"] != "lifespan" else None
+        if server is not None and server[1] == self.internal_port:
+            await self.internal(scope, receive, send)
+        else:
+            await self.public(scope, receive, send)
+
+
+def create_listeners(settings: Settings | None = None) -> ListenerRouter:
+    """The public and the internal app in one process, told apart by the listener a connection came on."""
+    settings = settings or Settings.from_env()
+    temporal = TemporalConnection(settings)
+    public = create_app(settings, temporal=temporal)
+    internal = create_internal_app(settings, temporal=temporal, standalone=False)
+    return ListenerRouter(public, internal, settings.internal_port)
+
+
 def app_from_env() -> Litestar:
-    """Factory for `uvicorn --factory`."""
+    """Factory for `uvicorn --factory`: the public app alone."""
     return create_app()
 
 
-__all__: list[Any] = ["app_from_env", "create_app"]
+def listeners_from_env() -> ListenerRouter:
+    """Factory for `groundwork serve`: both apps, one per listener."""
+    return create_listeners()
+
+
+__all__: list[Any] = ["app_from_env", "create_app", "create_internal_app", "create_listeners", "listeners_from_env"]

@@ -8,6 +8,7 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from groundwork.api.rate_limit import TokenBuckets, client_address, refuse_if_waiting
 from groundwork.domain.connected_apps import scope_refusal
 from groundwork.domain.errors import NotFound, Unauthenticated
 from groundwork.domain.principals import Principal
@@ -39,9 +40,21 @@ def required_scope(scope: Scope) -> str | None:
 
 
 class AuthMiddleware(ASGIMiddleware):
-    """Resolve the Bearer key to a principal (`scope["user"]`) and enforce the route's scope."""
+    """Resolve the Bearer key to a principal (`scope["user"]`) and enforce the route's scope.
+
+    Requests without a valid key (none, an unknown or revoked one, keyless `/graphql`) spend a token
+    of their client address's bucket (`anonymous`): once it is empty they get 429, and a key from
+    that address is not even looked up until it refills.
+    """
 
     scopes = (ScopeType.HTTP,)
+
+    def __init__(self, anonymous: TokenBuckets | None = None) -> None:
+        self.anonymous = anonymous
+
+    def _spend(self, scope: Scope) -> None:
+        if self.anonymous is not None:
+            refuse_if_waiting(self.anonymous.take(client_address(scope)))
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         path = scope["path"]
@@ -51,7 +64,13 @@ class AuthMiddleware(ASGIMiddleware):
             await next_app(scope, receive, send)
             return
         key = bearer_key(scope)
+        if key is None:
+            self._spend(scope)
+        elif self.anonymous is not None:
+            refuse_if_waiting(self.anonymous.wait(client_address(scope)))
         principal: Principal | None = await api_keys.resolve_key(key) if key else None
+        if key is not None and principal is None:
+            self._spend(scope)
         if handler_opt.get("internal") and (principal is None or principal.kind != "provider"):
             # The internal API exists only for provider credentials: to anyone else it is not there.
             raise NotFound("No such resource.")

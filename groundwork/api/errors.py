@@ -17,7 +17,7 @@ from litestar.exceptions import (
 )
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
-from groundwork.domain.errors import GroundworkError, RateLimited
+from groundwork.domain.errors import GroundworkError, RateLimited, UnusableValue
 
 log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
@@ -104,16 +104,11 @@ def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Respons
     return problem(exc.status_code, "http_error", "Request failed", str(exc.detail))
 
 
-def data_error_handler(_: Request[Any, Any, Any], exc: asyncpg.DataError) -> Response[dict[str, Any]]:
-    """PostgreSQL refused a value the caller sent (a NUL character, a number out of range): a 400, not a 500."""
+def data_error_handler(request: Request[Any, Any, Any], exc: asyncpg.DataError) -> Response[dict[str, Any]]:
+    """A refused value that reached no repository query (they raise `UnusableValue`): the same coded 400,
+    without the driver's words."""
     log.info("database refused a caller value: %s", exc)
-    return problem(
-        400,
-        "invalid_request",
-        "Invalid request",
-        "A value in the request cannot be stored or compared.",
-        errors=[{"path": "body", "message": str(exc).splitlines()[0]}],
-    )
+    return groundwork_error_handler(request, UnusableValue("a value cannot be stored or compared"))
 
 
 def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:

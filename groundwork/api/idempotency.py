@@ -3,7 +3,9 @@
 The key is claimed before the handler runs (one row per API key and Idempotency-Key, taken with
 INSERT ... ON CONFLICT), so two simultaneous requests with one key produce one effect: the second
 sees the claim and gets 409 `idempotency_key_in_use`. The finished answer is stored and replayed
-byte for byte; 5xx and 429 answers release the claim so the request can be retried.
+byte for byte; 5xx and 429 answers release the claim so the request can be retried. An answer that
+holds a secret (routes declared `opt={"sealed_answer": True}`: webhook endpoint creation and secret
+rotation) is stored sealed under the key ring and opened to replay it.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from groundwork.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused, PayloadTooLarge
+from groundwork.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused, PayloadTooLarge, ServiceUnavailable
 from groundwork.domain.idempotency import check_key, fingerprint
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import idempotency as store
+from groundwork.secrets_keyring import KeyRing, KeyRingError
+from groundwork.services.secrets_at_rest import open_answer, seal_answer
 
 REPLAY_HEADER = "Idempotent-Replayed"
 
@@ -26,6 +30,12 @@ def wants_idempotency(scope: Scope) -> bool:
     """Whether the matched route is a state-changing POST (declared with `opt={"idempotent": True}`)."""
     opt: dict[str, Any] = getattr(scope.get("route_handler"), "opt", {}) or {}
     return scope.get("method") == "POST" and bool(opt.get("idempotent"))
+
+
+def answer_holds_secret(scope: Scope) -> bool:
+    """Whether the matched route's answer holds a secret (declared with `opt={"sealed_answer": True}`)."""
+    opt: dict[str, Any] = getattr(scope.get("route_handler"), "opt", {}) or {}
+    return bool(opt.get("sealed_answer"))
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -57,8 +67,9 @@ class IdempotencyMiddleware(ASGIMiddleware):
 
     scopes = (ScopeType.HTTP,)
 
-    def __init__(self, max_body_bytes: int) -> None:
+    def __init__(self, max_body_bytes: int, keyring: KeyRing | None = None) -> None:
         self.max_body_bytes = max_body_bytes
+        self.keyring = keyring
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         principal = scope.get("user")
@@ -76,8 +87,9 @@ class IdempotencyMiddleware(ASGIMiddleware):
                 )
             if claim.response is None:
                 raise IdempotencyKeyInUse("A request with this Idempotency-Key is still in progress; retry later.")
-            await _replay(send, claim.response)
+            await _replay(send, claim.response, self._opened(principal.api_key_id, key, claim.response))
             return
+        sealed = answer_holds_secret(scope)
 
         delivered = False
 
@@ -98,8 +110,12 @@ class IdempotencyMiddleware(ASGIMiddleware):
             # at once finds the stored answer instead of an in-flight claim.
             nonlocal settled
             settled = True
-            if status >= 500 or status == 429:
+            if status >= 500 or status == 429 or (sealed and self.keyring is None):
                 await store.release(principal.api_key_id, key)
+            elif sealed:
+                assert self.keyring is not None
+                answer = seal_answer(self.keyring, principal.api_key_id, key, b"".join(chunks))
+                await store.complete(principal.api_key_id, key, status, headers, answer, sealed=True)
             else:
                 await store.complete(principal.api_key_id, key, status, headers, b"".join(chunks))
 
@@ -123,9 +139,19 @@ class IdempotencyMiddleware(ASGIMiddleware):
         if not settled:  # the app ended without a final body message
             await settle()
 
+    def _opened(self, api_key_id: str, key: str, response: store.StoredResponse) -> bytes:
+        if not response.sealed:
+            return response.body
+        try:
+            return open_answer(self.keyring, api_key_id, key, response.body)
+        except KeyRingError:
+            raise ServiceUnavailable(
+                "The stored answer to this Idempotency-Key cannot be opened (its key left GROUNDWORK_SECRET_KEY)."
+            ) from None
 
-async def _replay(send: Send, response: store.StoredResponse) -> None:
+
+async def _replay(send: Send, response: store.StoredResponse, body: bytes) -> None:
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers]
     headers.append((REPLAY_HEADER.lower().encode(), b"true"))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    await send({"type": "http.response.body", "body": response.body, "more_body": False})
+    await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -1,4 +1,5 @@
-"""Per-key rate limiting with a token bucket (per API process; see docs/decisions.md)."""
+"""Rate limiting with token buckets, per API process (see docs/decisions.md): per key for requests with a
+valid key (here), and per client address for requests without one (applied by the auth middleware)."""
 
 from __future__ import annotations
 
@@ -23,21 +24,53 @@ class _Bucket:
 class TokenBuckets:
     """A bucket per key holding up to `per_minute` tokens, refilled continuously."""
 
+    # Past this many buckets, full ones (a key or address idle long enough to refill) are forgotten.
+    PRUNE_ABOVE = 10_000
+
     def __init__(self, per_minute: int) -> None:
         self.capacity = float(per_minute)
         self.rate = per_minute / 60.0
         self._buckets: dict[str, _Bucket] = {}
 
-    def take(self, key: str, now: float | None = None) -> float:
-        """Spend one token; return 0 when allowed, else the seconds until one is available."""
-        now = time.monotonic() if now is None else now
-        bucket = self._buckets.setdefault(key, _Bucket(self.capacity, now))
+    def _refilled(self, key: str, now: float) -> _Bucket:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self.PRUNE_ABOVE:
+                self._prune(now)
+            bucket = self._buckets[key] = _Bucket(self.capacity, now)
         bucket.tokens = min(self.capacity, bucket.tokens + (now - bucket.updated) * self.rate)
         bucket.updated = now
+        return bucket
+
+    def _prune(self, now: float) -> None:
+        full = [k for k, b in self._buckets.items() if b.tokens + (now - b.updated) * self.rate >= self.capacity]
+        for key in full:
+            del self._buckets[key]
+
+    def take(self, key: str, now: float | None = None) -> float:
+        """Spend one token; return 0 when allowed, else the seconds until one is available."""
+        bucket = self._refilled(key, time.monotonic() if now is None else now)
         if bucket.tokens >= 1:
             bucket.tokens -= 1
             return 0.0
         return (1 - bucket.tokens) / self.rate
+
+    def wait(self, key: str, now: float | None = None) -> float:
+        """Seconds until `key` has a token again (0 if it has one now), without spending it."""
+        bucket = self._refilled(key, time.monotonic() if now is None else now)
+        return 0.0 if bucket.tokens >= 1 else (1 - bucket.tokens) / self.rate
+
+
+def client_address(scope: Scope) -> str:
+    """The client's address (after uvicorn's trusted proxy headers), the key of unauthenticated buckets."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+def refuse_if_waiting(wait: float) -> None:
+    """429 `rate_limited` with `Retry-After` when a bucket has no token now."""
+    if wait > 0:
+        raise RateLimited(max(1, math.ceil(wait)))
 
 
 class RateLimitMiddleware(ASGIMiddleware):
@@ -51,7 +84,5 @@ class RateLimitMiddleware(ASGIMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         principal = scope.get("user")
         if isinstance(principal, Principal):
-            wait = self.buckets.take(principal.api_key_id)
-            if wait > 0:
-                raise RateLimited(max(1, math.ceil(wait)))
+            refuse_if_waiting(self.buckets.take(principal.api_key_id))
         await next_app(scope, receive, send)

@@ -36,6 +36,16 @@ class InvalidRequest(GroundworkError):
         self.errors = errors or []
 
 
+class UnusableValue(InvalidRequest):
+    """A value the caller sent that the database cannot store or compare (a NUL character, a number out of
+    range): 400 `invalid_request` on every transport, saying what kind of value, never the driver's words."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            "A value in the request cannot be stored or compared.", [FieldError("request", f"{what}; send another")]
+        )
+
+
 class ValidationFailed(InvalidRequest):
     """Well-formed input that breaks a rule (a value out of range, an unknown project)."""
 

@@ -10,7 +10,8 @@ import json
 import math
 import re
 import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -167,11 +168,60 @@ def subscribes(event_types: list[str] | tuple[str, ...], event_type: str) -> boo
     return event_type in event_types or f"{service}.*" in event_types
 
 
-def is_private_address(address: str) -> bool:
-    """Whether an IP address is loopback, private, link-local or otherwise not a public host."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+def required_permission(event_type: str) -> str:
+    """The project permission that reading an event's resource through the API needs."""
+    return "context:read" if event_type.startswith("context_engine.") else "project:read"
+
+
+@dataclass(frozen=True)
+class EndpointOwner:
+    """Who an endpoint belongs to, as far as seeing events goes, at dispatch time."""
+
+    principal_id: str | None
+    is_admin: bool
+    # Project id → the permissions the owner's role grants there (projects it is not a member of: absent).
+    permissions: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+def endpoint_may_receive(
+    owner: EndpointOwner, *, event_type: str, project_id: str | None, private_to: str | None
+) -> bool:
+    """Whether an endpoint's owner may see what an event is about, so the endpoint may receive it.
+
+    A personal event (a notification) reaches only its owner's endpoints, a workspace admin's
+    included; an admin sees every project; anyone else needs the event type's permission on the
+    event's project; an event about no project is for admins only.
+    """
+    if private_to is not None:
+        return owner.principal_id == private_to
+    if owner.is_admin:
+        return True
+    if project_id is None:
+        return False
+    return required_permission(event_type) in owner.permissions.get(project_id, frozenset())
+
+
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+# NAT64: the well-known prefix (RFC 6052) embeds the IPv4 address in its last 32 bits; the local-use
+# prefix (RFC 8215) translates for one network only, so it is never a public host.
+_NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses an IPv6 address stands for (mapped, 6to4, Teredo, NAT64), or None if it wraps none."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)  # the Teredo server and the (de-obfuscated) client
+    if ip in _NAT64_WELL_KNOWN:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    return None
+
+
+def _is_refused_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return bool(
         ip.is_private
         or ip.is_loopback
@@ -179,8 +229,31 @@ def is_private_address(address: str) -> bool:
         or ip.is_multicast
         or ip.is_reserved
         or ip.is_unspecified
-        or (isinstance(ip, ipaddress.IPv4Address) and ip in ipaddress.ip_network("100.64.0.0/10"))
+        or not ip.is_global
+        or (isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT)
+        or (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local)
     )
+
+
+def is_private_address(address: str) -> bool:
+    """Whether an IP address may not be a webhook target: anything but a public unicast host.
+
+    Refused: loopback, RFC 1918, link-local, CGNAT (100.64.0.0/10), unique-local and site-local,
+    multicast, reserved, unspecified and every other non-global range; IPv4-compatible IPv6 (deprecated)
+    and local-use NAT64 always; IPv4-mapped, 6to4, Teredo and well-known NAT64 addresses whenever an
+    IPv4 address they wrap is refused.
+    """
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _NAT64_LOCAL_USE:
+            return True
+        if int(ip) >> 32 == 0 and int(ip) > 1:  # ::a.b.c.d, IPv4-compatible
+            return True
+        wrapped = _embedded_ipv4(ip)
+        if wrapped is not None:
+            # The wrapper's own range says little (6to4 and NAT64 look global): judge what it reaches.
+            return any(_is_refused_ip(v4) for v4 in wrapped)
+    return _is_refused_ip(ip)
 
 
 def url_errors(url: str, *, allow_private: bool, path: str = "url") -> list[FieldError]:
@@ -205,7 +278,7 @@ def url_errors(url: str, *, allow_private: bool, path: str = "url") -> list[Fiel
         return [FieldError(path, "must not have a fragment")]
     if port == 0:
         return [FieldError(path, "port 0 is not a valid port")]
-    if not _is_ip_literal(host):
+    if not is_ip_literal(host):
         try:
             host.encode("idna")  # what the resolver and the HTTP client will do with it
         except UnicodeError:
@@ -223,7 +296,8 @@ def url_errors(url: str, *, allow_private: bool, path: str = "url") -> list[Fiel
     return []
 
 
-def _is_ip_literal(host: str) -> bool:
+def is_ip_literal(host: str) -> bool:
+    """Whether a URL host is an IP address rather than a name."""
     try:
         ipaddress.ip_address(host)
     except ValueError:
@@ -253,9 +327,10 @@ def signature_header(secrets_in_use: list[str], message_id: str, timestamp: int,
     return " ".join(signature(s, message_id, timestamp, body) for s in secrets_in_use)
 
 
-def delivery_workflow_id(event_id: str, endpoint_id: str) -> str:
-    """The id of the delivery workflow of one event to one endpoint, `whd_<event>_<endpoint>`."""
-    return f"whd_{event_id}_{endpoint_id}"
+def delivery_workflow_id(event_id: str, endpoint_id: str, generation: int = 0) -> str:
+    """The workflow id of one event to one endpoint, `whd_<event>_<endpoint>`; redelivery n adds `_r<n>`."""
+    base = f"whd_{event_id}_{endpoint_id}"
+    return base if generation == 0 else f"{base}_r{generation}"
 
 
 def envelope(

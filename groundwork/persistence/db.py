@@ -1,15 +1,47 @@
-"""The process's PostgreSQL engine: one Piccolo engine, one asyncpg pool, one transaction context."""
+"""The process's PostgreSQL engine: one Piccolo engine, one asyncpg pool, one transaction context.
+
+Every query runs through `fetch`/`execute` here, which turn a value PostgreSQL (or asyncpg, encoding
+an argument) refuses into `UnusableValue`: a coded 400 on every transport, whatever the caller sent.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import asyncpg
 from piccolo.engine.postgres import PostgresEngine
 
+from groundwork.domain.errors import UnusableValue
 from groundwork.persistence import tables
+
+log = logging.getLogger("groundwork.persistence")
+
+# SQLSTATE of a refused value → what to tell the caller (the driver's text never reaches a client).
+_REFUSED_VALUES = {
+    "22021": "a text value contains a character that cannot be stored (such as NUL)",
+    "22P05": "a text value contains a character that cannot be stored (such as NUL)",
+    "22003": "a number is out of range",
+    "22008": "a date or time is out of range",
+    "22007": "a date or time is not valid",
+    "22001": "a text value is too long",
+    "22P02": "a value does not have the form it needs",
+}
+
+
+@contextmanager
+def _refused_values() -> Iterator[None]:
+    try:
+        yield
+    except asyncpg.DataError as exc:
+        log.info("database refused a value: %s", exc)
+        what = _REFUSED_VALUES.get(getattr(exc, "sqlstate", None) or "", "a value cannot be stored or compared")
+        if "out of" in str(exc) and "range" in str(exc):  # asyncpg refusing to encode an argument
+            what = _REFUSED_VALUES["22003"]
+        raise UnusableValue(what) from exc
+
 
 _engine: PostgresEngine | None = None
 
@@ -85,12 +117,13 @@ def _current_connection() -> asyncpg.Connection | None:
 async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
     """Run `sql` ($1-style parameters) in the current transaction, or on a pooled connection."""
     conn = _current_connection()
-    if conn is not None:
-        return list(await conn.fetch(sql, *args))
-    pool = engine().pool
-    assert pool is not None
-    async with pool.acquire() as pooled:
-        return list(await pooled.fetch(sql, *args))
+    with _refused_values():
+        if conn is not None:
+            return list(await conn.fetch(sql, *args))
+        pool = engine().pool
+        assert pool is not None
+        async with pool.acquire() as pooled:
+            return list(await pooled.fetch(sql, *args))
 
 
 async def fetchrow(sql: str, *args: Any) -> asyncpg.Record | None:
@@ -102,12 +135,13 @@ async def fetchrow(sql: str, *args: Any) -> asyncpg.Record | None:
 async def execute(sql: str, *args: Any) -> str:
     """Run a statement and return its status tag (e.g. `DELETE 3`)."""
     conn = _current_connection()
-    if conn is not None:
-        return str(await conn.execute(sql, *args))
-    pool = engine().pool
-    assert pool is not None
-    async with pool.acquire() as pooled:
-        return str(await pooled.execute(sql, *args))
+    with _refused_values():
+        if conn is not None:
+            return str(await conn.execute(sql, *args))
+        pool = engine().pool
+        assert pool is not None
+        async with pool.acquire() as pooled:
+            return str(await pooled.execute(sql, *args))
 
 
 async def ping() -> bool:

@@ -123,6 +123,7 @@ class IdempotencyKey(Table, tablename="idempotency_keys"):
     response_body = Bytea(null=True, default=None)
     created_at = Timestamptz()
     expires_at = Timestamptz()
+    response_sealed = Boolean(default=False)
 
 
 class OutboxEvent(Table, tablename="outbox"):
@@ -138,6 +139,8 @@ class OutboxEvent(Table, tablename="outbox"):
     source = JSONB(null=True, default=None)
     occurred_at = Timestamptz()
     dispatched_at = Timestamptz(null=True, default=None)
+    project_id = Text(null=True, default=None)
+    private_to = Text(null=True, default=None)
 
 
 class WebhookEndpoint(Table, tablename="webhook_endpoints"):

@@ -53,6 +53,7 @@ from groundwork.persistence.repositories import outbox
 from groundwork.search.generations import IndexBusy
 from groundwork.search.package_index import package_index
 from groundwork.services.package_indexing import catch_up_package_index
+from groundwork.services.project_access import CONTEXT_WRITE, require_project_permission
 from groundwork.services.temporal import TemporalConnection
 from groundwork.workflows.context_engine import (
     ApplyOutcome,
@@ -279,12 +280,19 @@ def _canonical(body: dict[str, Any]) -> ContributionInput:
 
 
 async def _evolution_event(
-    event_type: str, workspace_id: str, subject_id: str, related: str | None, kind: str, actor: str | None
+    event_type: str,
+    workspace_id: str,
+    project_id: str,
+    subject_id: str,
+    related: str | None,
+    kind: str,
+    actor: str | None,
 ) -> None:
     now = _now()
     await outbox.append_event(
         type=event_type,
         workspace_id=workspace_id,
+        project_id=project_id,
         resource_type=EVOLUTION_RESOURCE,
         resource_id=subject_id,
         actor_id=actor,
@@ -318,6 +326,7 @@ async def persist_contribution(work: ContributionWork) -> bool:
             await _evolution_event(
                 EVENT_PERSISTED,
                 work.workspace_id,
+                contribution.project_id,
                 work.contribution_id,
                 contribution.supersedes,
                 "contribution_persisted",
@@ -383,6 +392,7 @@ async def decide_contribution(contribution_id_: str) -> DecisionOutcome:
         await _evolution_event(
             EVENT_MERGE_DECIDED,
             row["workspace_id"],
+            contribution.project_id,
             entry_id,
             decision.related_entry_id,
             decision.evolution_kind,
@@ -409,6 +419,7 @@ async def apply_contribution(contribution_id_: str) -> ApplyOutcome:
             await _evolution_event(
                 EVENT_SUPERSEDED,
                 row["workspace_id"],
+                _canonical(row["body"]).project_id,
                 row["related_entry_id"],
                 row["entry_id"],
                 "superseded",
@@ -495,6 +506,9 @@ async def contribute(
     201 when it was applied within the wait, 202 while it is still under way, 200 when the same
     contribution was already received (its workflow id is its fingerprint, so it never runs twice).
     """
+    project_id = record.get("project_id") if isinstance(record, dict) else None
+    if isinstance(project_id, str):  # anything else is refused with the body's other errors below
+        await require_project_permission(principal, project_id, CONTEXT_WRITE, "contributing to its context")
     work = await receive_contribution(principal.workspace_id, record, received_by=principal.id)
     known = await repo.get_contribution(work.contribution_id)
     if known is not None and known["state"] == "applied":

@@ -35,6 +35,7 @@ from groundwork.search.corpus_index import CorpusIndex, IndexBusy, corpus_index
 from groundwork.search.extraction import ExtractionError, extract
 from groundwork.services.corpus_indexing import catch_up_index
 from groundwork.services.corpus_ingest import activate_version, publish_version, segment_version
+from groundwork.services.project_access import CONTEXT_WRITE, require_project_permission
 from groundwork.services.temporal import TemporalConnection
 from groundwork.workflows.corpus import CorpusIngestInput, CorpusIngestResult, CorpusIngestWorkflow, ingest_workflow_id
 
@@ -258,10 +259,8 @@ async def contribute_source(
     ingest failed or Temporal failed while we waited: the version is stored, sending it again retries), 200
     when the content was unchanged (or a newer version of the source won meanwhile).
     """
-    # A provider principal contributes for its whole workspace (only providers reach the internal API).
-    project = await repo.project_by_id(upload.project_id)
-    if project is None or project["workspace_id"] != principal.workspace_id:
-        raise ValidationFailed("Unknown project.", [FieldError("project_id", "no such project in this workspace")])
+    # Only providers reach the internal API, and a provider writes only to projects its role lets it write.
+    await require_project_permission(principal, upload.project_id, CONTEXT_WRITE, "contributing corpus sources")
     received = await receive_source(upload, workspace_id=principal.workspace_id, received_by=principal.id)
     status = 200
     if received.outcome not in ("unchanged", "reclassified"):

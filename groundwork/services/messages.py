@@ -68,6 +68,8 @@ async def _post(principal: Principal, thread_id: str, body: str) -> dict[str, An
             "posted_at": format_timestamp(message["created_at"]),
         },
         occurred_at=message["created_at"],
+        # Internal (not subscribable): its notifications go to the thread's participants only.
+        project_id=None,
     )
     return message
 

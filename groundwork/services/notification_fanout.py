@@ -128,6 +128,9 @@ async def notify(event: SourceEvent, settings: Settings) -> Fanned:
                 },
                 "source": {"event_id": event.event_id, "event_type": event.type},
                 "occurred_at": n["created_at"],
+                # A notification is its recipient's alone: only the recipient's endpoints hear of it.
+                "project_id": None,
+                "private_to": n["recipient_id"],
             }
             for n in created
         ]

@@ -223,6 +223,8 @@ async def _record_moves(
                 "payload": payload,
                 "source": source,
                 "occurred_at": m["updated_at"],
+                "project_id": None,
+                "private_to": m["recipient_id"],
             }
         )
     await outbox.append_events(events)

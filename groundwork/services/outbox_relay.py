@@ -62,11 +62,12 @@ class DeliveryStarter:
         self._policy = policy
         self._limit = asyncio.Semaphore(concurrency)
 
-    async def start(self, deliveries: list[dict[str, Any]], *, replace_finished: bool = False) -> int:
+    async def start(self, deliveries: list[dict[str, Any]]) -> int:
         """Start (or find already started) the workflow of each delivery; returns how many are known started.
 
-        `replace_finished` is for redelivery: the row says the previous generation is over, so a run
-        of it that has not closed yet is terminated rather than reused.
+        Each generation of a delivery has its own workflow id, so the run found for an id is always
+        of the generation the row asks for: reusing it (a relay and the API, or two relays, starting
+        the same one) is safe, and a run of an older generation never stands in for a newer one.
         """
         if not deliveries:
             return 0
@@ -75,14 +76,12 @@ class DeliveryStarter:
         except Exception as exc:
             log.warning("Temporal unreachable, %d deliveries wait for the sweep: %s", len(deliveries), exc)
             return 0
-        outcomes = await asyncio.gather(*(self._start_one(client, d, replace_finished) for d in deliveries))
+        outcomes = await asyncio.gather(*(self._start_one(client, d) for d in deliveries))
         started = [o for o in outcomes if o is not None]
         await repo.mark_started(started)
         return len(started)
 
-    async def _start_one(
-        self, client: Client, delivery: dict[str, Any], replace_finished: bool
-    ) -> tuple[str, int, str | None] | None:
+    async def _start_one(self, client: Client, delivery: dict[str, Any]) -> tuple[str, int, str | None] | None:
         generation = int(delivery["generation"])
         request = DeliveryRequest(
             delivery_id=delivery["id"],
@@ -101,11 +100,6 @@ class DeliveryStarter:
                 SearchAttributePair(WORKSPACE_ATTRIBUTE, delivery["workspace_id"]),
             ]
         )
-        # The first generation may run once per id, ever; a redelivery runs the same id again.
-        reuse = WorkflowIDReusePolicy.REJECT_DUPLICATE if generation == 0 else WorkflowIDReusePolicy.ALLOW_DUPLICATE
-        conflict = (
-            WorkflowIDConflictPolicy.TERMINATE_EXISTING if replace_finished else WorkflowIDConflictPolicy.USE_EXISTING
-        )
         async with self._limit:
             try:
                 handle: WorkflowHandle[Any, Any] = await client.start_workflow(
@@ -113,8 +107,9 @@ class DeliveryStarter:
                     request,
                     id=delivery["workflow_id"],
                     task_queue=self._task_queue,
-                    id_reuse_policy=reuse,
-                    id_conflict_policy=conflict,
+                    # One run per id, ever: a closed one is never run again, a running one is reused.
+                    id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                     search_attributes=attributes,
                     # In the worker process the first workflow task goes straight to the local worker.
                     request_eager_start=True,

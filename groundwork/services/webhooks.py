@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from groundwork.domain import webhooks as rules
 from groundwork.domain.errors import FieldError, GroundworkError, NotFound, ValidationFailed
+from groundwork.domain.ids import new_id
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.principals import Principal
 from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import webhooks as repo
+from groundwork.secrets_keyring import KeyRing
+from groundwork.services import secrets_at_rest, webhook_targets
 from groundwork.services.outbox_relay import DeliveryStarter
 from groundwork.services.temporal import current_connection
 from groundwork.workflows.webhooks import DeliveryPolicy
 
 MAX_ENDPOINTS_PER_WORKSPACE = 100
-_DNS_TIMEOUT_SECONDS = 3.0
 
 
 class EndpointLimitReached(GroundworkError):
@@ -68,23 +67,35 @@ class EndpointChanges:
     enabled: bool | None = None
 
 
-async def _resolves_to_private(host: str) -> bool:
-    try:
-        infos = await asyncio.wait_for(
-            asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM), _DNS_TIMEOUT_SECONDS
-        )
-    except (OSError, TimeoutError, UnicodeError):
-        return False  # unresolvable now: every attempt checks again before it connects
-    return any(rules.is_private_address(str(info[4][0])) for info in infos)
-
-
 async def check_url(url: str, *, allow_private: bool) -> None:
-    """Refuse a target that is not http(s), or (unless allowed) is or resolves to a private address."""
+    """Refuse a target that is not http(s), or (unless allowed) is or resolves to a non-public address.
+
+    A name that does not resolve now is accepted: every attempt checks its target again.
+    """
     errors = rules.url_errors(url, allow_private=allow_private)
-    if not errors and not allow_private and await _resolves_to_private(urlsplit(url).hostname or ""):
-        errors = [FieldError("url", "resolves to a loopback, private or link-local address, which is refused")]
+    if not errors and not allow_private:
+        checked = await webhook_targets.check_target(url, allow_private=False)
+        if isinstance(checked, webhook_targets.TargetRefused) and not checked.lookup_failed:
+            errors = [
+                FieldError("url", "resolves to a loopback, private or otherwise non-public address, which is refused")
+            ]
     if errors:
         raise ValidationFailed("The endpoint URL is not acceptable.", errors)
+
+
+def _owner(principal: Principal) -> str | None:
+    """Whose endpoints the caller manages: a workspace admin all of them (None), anyone else its own."""
+    return None if principal.is_admin else principal.id
+
+
+def _keyring() -> KeyRing | None:
+    return current_connection().settings.keyring
+
+
+def _issue_secret(keyring: KeyRing, endpoint_id: str) -> tuple[str, str]:
+    """A new secret, and its sealed form to store."""
+    secret = rules.new_secret()
+    return secret, secrets_at_rest.seal_webhook_secret(keyring, endpoint_id, secret)
 
 
 def _check_description(description: str) -> None:
@@ -103,28 +114,36 @@ def _check_subscription(event_types: list[str]) -> list[str]:
 
 
 async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_private: bool) -> dict[str, Any]:
-    """Create an endpoint; the answer carries its secret, which is never shown again."""
+    """Create an endpoint owned by the caller; the answer carries its secret, which is never shown again.
+
+    The endpoint receives only events about what its owner may see (checked at each dispatch).
+    """
     event_types = _check_subscription(new.event_types)
     _check_description(new.description)
+    keyring = secrets_at_rest.require_keyring(_keyring())
     await check_url(new.url, allow_private=allow_private)
+    endpoint_id = new_id("whe")
+    secret, sealed = _issue_secret(keyring, endpoint_id)
     async with db.transaction():
         # Serialise creations per workspace so the limit holds under concurrency.
         await repo.lock_workspace_endpoints(principal.workspace_id)
         if await repo.count_endpoints(principal.workspace_id) >= MAX_ENDPOINTS_PER_WORKSPACE:
             raise EndpointLimitReached(f"A workspace may have at most {MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints.")
-        return await repo.insert_endpoint(
+        row = await repo.insert_endpoint(
+            endpoint_id=endpoint_id,
             workspace_id=principal.workspace_id,
             url=new.url,
             description=new.description,
             event_types=event_types,
-            secret=rules.new_secret(),
+            sealed_secret=sealed,
             created_by=principal.id,
         )
+    return {**row, "secret": secret}
 
 
 async def get_endpoint(principal: Principal, endpoint_id: str) -> dict[str, Any]:
-    """An endpoint of the caller's workspace; 404 for anything else."""
-    endpoint = await repo.get_endpoint(principal.workspace_id, endpoint_id)
+    """An endpoint the caller manages (its own, or any of the workspace for an admin); 404 for anything else."""
+    endpoint = await repo.get_endpoint(principal.workspace_id, endpoint_id, owner_id=_owner(principal))
     if endpoint is None:
         raise NotFound("No such webhook endpoint.")
     return endpoint
@@ -133,11 +152,14 @@ async def get_endpoint(principal: Principal, endpoint_id: str) -> dict[str, Any]
 async def list_endpoints(
     principal: Principal, *, limit: int | None = None, cursor: str | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The workspace's endpoints, newest first, keyset-paginated."""
+    """The endpoints the caller manages, newest first, keyset-paginated."""
     page = page_request(limit, cursor)
     after = page.after_text()
     rows = await repo.list_endpoints(
-        principal.workspace_id, after_id=str(after) if after is not None else None, limit=page.limit + 1
+        principal.workspace_id,
+        owner_id=_owner(principal),
+        after_id=str(after) if after is not None else None,
+        limit=page.limit + 1,
     )
     return page_info(rows, page.limit, lambda row: {"id": row["id"]})
 
@@ -152,30 +174,42 @@ async def update_endpoint(
     if changes.url is not None:
         await check_url(changes.url, allow_private=allow_private)
     async with db.transaction():
-        current = await repo.get_endpoint(principal.workspace_id, endpoint_id, for_update=True)
+        current = await repo.get_endpoint(
+            principal.workspace_id, endpoint_id, owner_id=_owner(principal), for_update=True
+        )
         if current is None:
             raise NotFound("No such webhook endpoint.")
-        return await repo.update_endpoint(
+        updated = await repo.update_endpoint(
             endpoint_id,
             url=changes.url if changes.url is not None else current["url"],
             description=changes.description if changes.description is not None else current["description"],
             event_types=event_types if event_types is not None else list(current["event_types"]),
             enabled=changes.enabled if changes.enabled is not None else current["enabled"],
         )
+        if current["enabled"] and not updated["enabled"]:
+            # Nothing more is sent to it: its pending deliveries end now, so each can be redelivered at once.
+            await repo.fail_pending_deliveries(endpoint_id)
+        return updated
 
 
 async def delete_endpoint(principal: Principal, endpoint_id: str) -> None:
     """Delete an endpoint and its delivery history; its pending deliveries stop at their next attempt."""
-    if not await repo.delete_endpoint(principal.workspace_id, endpoint_id):
+    if not await repo.delete_endpoint(principal.workspace_id, endpoint_id, owner_id=_owner(principal)):
         raise NotFound("No such webhook endpoint.")
 
 
 async def rotate_secret(principal: Principal, endpoint_id: str) -> dict[str, Any]:
     """Issue a new secret; the old one keeps signing alongside it for 24 h."""
+    keyring = secrets_at_rest.require_keyring(_keyring())
+    secret, sealed = _issue_secret(keyring, endpoint_id)
     async with db.transaction():
-        if await repo.get_endpoint(principal.workspace_id, endpoint_id, for_update=True) is None:
+        found = await repo.get_endpoint(
+            principal.workspace_id, endpoint_id, owner_id=_owner(principal), for_update=True
+        )
+        if found is None:
             raise NotFound("No such webhook endpoint.")
-        return await repo.rotate_secret(endpoint_id, rules.new_secret(), rules.ROTATION_OVERLAP_SECONDS)
+        row = await repo.rotate_secret(endpoint_id, sealed, rules.ROTATION_OVERLAP_SECONDS)
+    return {**row, "secret": secret}
 
 
 async def list_deliveries(
@@ -208,8 +242,8 @@ async def list_deliveries(
 
 
 async def get_delivery(principal: Principal, delivery_id: str) -> dict[str, Any]:
-    """A delivery of the caller's workspace with its attempts; 404 for anything else."""
-    delivery = await repo.get_delivery(principal.workspace_id, delivery_id)
+    """A delivery to an endpoint the caller manages, with its attempts; 404 for anything else."""
+    delivery = await repo.get_delivery(principal.workspace_id, delivery_id, owner_id=_owner(principal))
     if delivery is None:
         raise NotFound("No such webhook delivery.")
     return delivery
@@ -223,9 +257,14 @@ def _starter() -> DeliveryStarter:
 
 
 async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
-    """Send a finished delivery's event to its endpoint again, same `webhook-id`, on a fresh schedule."""
+    """Send a finished delivery's event to its endpoint again, same `webhook-id`, on a fresh schedule.
+
+    Each generation has its own workflow (`..._r<n>`), so whatever still runs of an earlier one (a
+    run sleeping after its endpoint was disabled, a start that failed and is left to the sweep) can
+    neither block nor stand in for the new one: the old run ends without sending when it wakes.
+    """
     async with db.transaction():
-        delivery = await repo.lock_delivery(principal.workspace_id, delivery_id)
+        delivery = await repo.lock_delivery(principal.workspace_id, delivery_id, owner_id=_owner(principal))
         if delivery is None:
             raise NotFound("No such webhook delivery.")
         if delivery["status"] == "pending":
@@ -234,9 +273,11 @@ async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
             )
         if not delivery["endpoint_enabled"]:
             raise EndpointDisabled("The endpoint is disabled; enable it before redelivering.")
-        reopened = await repo.reopen_delivery(delivery_id)
+        generation = delivery["generation"] + 1
+        workflow_id = rules.delivery_workflow_id(delivery["event_id"], delivery["endpoint_id"], generation)
+        reopened = await repo.reopen_delivery(delivery_id, generation, workflow_id)
     # If Temporal is unreachable now, the relay's sweep starts it: the row says it is not started.
-    await _starter().start([reopened], replace_finished=True)
+    await _starter().start([reopened])
     return await get_delivery(principal, delivery_id)
 
 
@@ -244,7 +285,9 @@ async def send_test(principal: Principal, endpoint_id: str) -> dict[str, Any]:
     """Send a `webhook.test` event to one endpoint, whatever it subscribes to."""
     now = datetime.now(UTC)
     async with db.transaction():
-        endpoint = await repo.get_endpoint(principal.workspace_id, endpoint_id, for_update=True)
+        endpoint = await repo.get_endpoint(
+            principal.workspace_id, endpoint_id, owner_id=_owner(principal), for_update=True
+        )
         if endpoint is None:
             raise NotFound("No such webhook endpoint.")
         if not endpoint["enabled"]:

@@ -38,6 +38,8 @@ class UpOptions:
 
     host: str = "127.0.0.1"
     port: int = 8000
+    # The internal API (/internal/v1) listens on the loopback only, whatever `host` is.
+    internal_port: int = 8001
     data_dir: Path
     temporal_port: int = 7233
     ui_port: int = 8233
@@ -160,6 +162,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     _require_free_ports(
         [
             ("API", options.host, options.port),
+            ("Internal API", "127.0.0.1", options.internal_port),
             ("Temporal", "127.0.0.1", options.temporal_port),
             ("Temporal UI", "127.0.0.1", options.ui_port),
             *([("SMTP sink", "127.0.0.1", options.smtp_port)] if options.smtp_sink else []),
@@ -216,7 +219,18 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     stack.started("Worker", worker.stop)
     api = _spawn(
         "API",
-        [*cli, "serve", "--host", options.host, "--port", str(options.port)],
+        [
+            *cli,
+            "serve",
+            "--host",
+            options.host,
+            "--port",
+            str(options.port),
+            "--internal-host",
+            "127.0.0.1",
+            "--internal-port",
+            str(options.internal_port),
+        ],
         env,
         data_dir / "logs" / "api.log",
     )
@@ -234,6 +248,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     _say("REST docs", f"{api_url}/schema")
     _say("GraphiQL", f"{api_url}/graphql")
     _say("MCP", f"{api_url}/mcp")
+    _say("Internal API", f"http://127.0.0.1:{options.internal_port}/internal/v1 (provider keys; docs at /schema)")
     _say("Temporal UI", temporal.ui_url)
     if demo_key is not None:
         _say("Demo API key", demo_key)

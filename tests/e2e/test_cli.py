@@ -141,3 +141,53 @@ async def test_apps_register_activate_list_and_a_key_bound_to_an_app(
     assert wrong.returncode == 2 and "direction" in wrong.stderr
     assert groundwork(database, "apps", "deactivate", app_id).returncode == 0
     assert (await client.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 403
+
+
+async def test_keys_create_gives_a_provider_the_roles_it_needs_to_contribute(
+    database: str, workspace: Workspace, worker: object
+) -> None:
+    refused = groundwork(
+        database,
+        "keys",
+        "create",
+        "--workspace",
+        workspace.slug,
+        "--principal",
+        "feed",
+        "--kind",
+        "provider",
+        "--scope",
+        "context-engine:contribute",
+        "--member",
+        "ALPHA=owner",
+    )
+    assert refused.returncode == 2 and "PROJECT=ROLE" in refused.stderr and refused.stdout == ""
+    done = groundwork(
+        database,
+        "keys",
+        "create",
+        "--workspace",
+        workspace.slug,
+        "--principal",
+        "feed",
+        "--kind",
+        "provider",
+        "--scope",
+        "context-engine:contribute",
+        "--member",
+        "ALPHA=contributor",
+        "--member",
+        "BETA=viewer",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "feed is contributor on ALPHA" in done.stderr and "feed is viewer on BETA" in done.stderr
+    key = done.stdout.strip()
+    source = {"uri": "notes.md", "kind": "markdown", "content": "# Notes"}
+    for project, status in (("ALPHA", 201), ("BETA", 403)):
+        response = await workspace.internal.post(
+            "/internal/v1/corpus/sources",
+            params={"wait": 30},
+            json={**source, "project_id": workspace.projects[project]},
+            headers=workspace.headers(key, **{"Idempotency-Key": f"feed-{project}"}),
+        )
+        assert response.status_code == status, response.text

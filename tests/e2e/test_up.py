@@ -51,6 +51,7 @@ class UpProcess:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.port = _free_port()
+        self.internal_port = _free_port()
         command = [
             sys.executable,
             "-m",
@@ -61,6 +62,8 @@ class UpProcess:
             str(data_dir),
             "--port",
             str(self.port),
+            "--internal-port",
+            str(self.internal_port),
             "--temporal-port",
             str(_free_port()),
             "--ui-port",
@@ -153,6 +156,7 @@ class UpRun:
     left_running: list[str] = field(default_factory=list)
     children_alive: list[int] = field(default_factory=list)
     context: dict[str, int] = field(default_factory=dict)
+    internal: dict[str, object] = field(default_factory=dict)
 
 
 def _run_once(data_dir: Path) -> UpRun:
@@ -167,6 +171,7 @@ def _run_once(data_dir: Path) -> UpRun:
                 time.sleep(0.2)
             response = client.get("/api/v1/projects", headers={"Authorization": f"Bearer {key}"})
             context = _context_engine(client, up, key)
+            internal = _internal_api(client, up)
         child_pids = [child.pid for child in psutil.Process(up.process.pid).children(recursive=True)]
         running = _processes_using(data_dir)
         exit_code = up.interrupt()
@@ -182,9 +187,51 @@ def _run_once(data_dir: Path) -> UpRun:
             left_running=_processes_using(data_dir),
             children_alive=[pid for pid in child_pids if _alive(pid)],
             context=context,
+            internal=internal,
         )
     finally:
         up.close()
+
+
+def _internal_api(client: httpx.Client, up: UpProcess) -> dict[str, object]:
+    """What the internal listener and the public one answer about the internal API."""
+    provider = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groundwork.cli",
+            "keys",
+            "create",
+            "--data-dir",
+            str(up.data_dir),
+            "--workspace",
+            "demo",
+            "--principal",
+            "risk-radar",
+            "--kind",
+            "provider",
+            "--admin",
+            "--scope",
+            "context-engine:contribute",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    headers = {"Authorization": f"Bearer {provider}", "Idempotency-Key": "e2e-register"}
+    body = {"name": "risk-radar", "classification": "delivery", "capabilities": ["risks"]}
+    internal = f"http://127.0.0.1:{up.internal_port}"
+    with httpx.Client(timeout=10) as http:
+        registered = http.post(f"{internal}/internal/v1/context-engine/providers", json=body, headers=headers)
+        internal_paths = list(http.get(f"{internal}/schema/openapi.json").json()["paths"])
+    on_public = client.post("/internal/v1/context-engine/providers", json=body, headers=headers)
+    public_paths = list(client.get("/schema/openapi.json").json()["paths"])
+    return {
+        "registered": registered.status_code,
+        "on_public": on_public.status_code,
+        "internal_paths": internal_paths,
+        "public_paths": public_paths,
+    }
 
 
 def _packages(client: httpx.Client, key: str) -> int:
@@ -256,6 +303,15 @@ def test_up_demo_shows_packages_in_the_first_overview_and_briefing(first_run: Up
     context = first_run.context
     assert context["claims"] > 0, first_run.output
     assert context["all"] > context["plain"] > 0, context  # the demo financial provider's packages need the scope
+
+
+def test_up_serves_the_internal_api_on_its_own_loopback_listener_only(first_run: UpRun) -> None:
+    internal = first_run.internal
+    assert internal["registered"] == 201, first_run.output
+    assert internal["on_public"] == 404
+    assert "/internal/v1/context-engine/providers" in internal["internal_paths"]  # type: ignore[operator]
+    assert not [p for p in internal["public_paths"] if p.startswith("/internal")]  # type: ignore[attr-defined]
+    assert "Internal API" in first_run.output
 
 
 def test_second_up_reuses_the_data(first_run: UpRun) -> None:

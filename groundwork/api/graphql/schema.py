@@ -11,6 +11,7 @@ from groundwork.api.graphql import enhancement as en
 from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
+from groundwork.api.graphql.errors import CodedErrors
 
 
 @strawberry.type
@@ -64,7 +65,7 @@ class Mutation:
     apply_notification_change: nt.NotificationPayload = strawberry.mutation(resolver=nt.apply_notification_change)
 
 
-schema = strawberry.Schema(query=Query, mutation=Mutation)
+schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[CodedErrors])
 
 GraphQLController = make_graphql_controller(
     schema, path="/graphql", context_getter=context_getter, graphql_ide="graphiql"

@@ -11,12 +11,13 @@ import json
 from contextvars import ContextVar
 from typing import Any
 
+import asyncpg
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, ToolAnnotations
 
 from groundwork.domain.connected_apps import scope_refusal
-from groundwork.domain.errors import GroundworkError, Unauthenticated
+from groundwork.domain.errors import GroundworkError, Unauthenticated, UnusableValue
 from groundwork.domain.principals import Principal
 
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
@@ -28,6 +29,25 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 def tool_error(error: GroundworkError) -> ToolError:
     """A tool failure carrying the same stable code REST answers with."""
     return ToolError(json.dumps({"code": error.code, "message": error.detail, **error.extra}))
+
+
+class GroundworkMCPServer(MCPServer):
+    """The SDK's server, with one rule for every tool: a domain error a tool lets through (or a value the
+    database refused) answers with its stable code, as a tool that catches it would; anything else stays a
+    crash whose details are only logged."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Call a tool; uncaught domain errors become coded tool errors."""
+        try:
+            result: CallToolResult | Any = await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, asyncpg.DataError):
+                cause = UnusableValue("a value cannot be stored or compared")
+            if not isinstance(cause, GroundworkError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {tool_error(cause)}") from None
+        return result
 
 
 def caller(ctx: Context[Any, Any] | None, scope: str | None) -> Principal:
@@ -49,7 +69,7 @@ def caller(ctx: Context[Any, Any] | None, scope: str | None) -> Principal:
 
 def build_mcp_server() -> MCPServer:
     """A fresh server with every Groundwork tool registered (one per app instance)."""
-    mcp = MCPServer(
+    mcp = GroundworkMCPServer(
         name="groundwork",
         instructions=(
             "Groundwork proposes; people decide. Read work items and projects, inspect enhancement runs and "

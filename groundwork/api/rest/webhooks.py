@@ -14,6 +14,8 @@ from groundwork.services import webhooks as service
 
 MANAGE = {"scope": "webhooks:manage"}
 MANAGE_WRITE = {"scope": "webhooks:manage", "idempotent": True}
+# The answer shows the signing secret: its idempotency record keeps it sealed.
+ISSUE_SECRET = {**MANAGE_WRITE, "sealed_answer": True}
 
 
 class CreateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -101,7 +103,7 @@ class WebhookEndpointController(Controller):
     path = "/api/v1/webhook-endpoints"
     tags = ["webhooks"]
 
-    @post("/", opt=MANAGE_WRITE, summary="Create an endpoint; the answer shows its secret, once")
+    @post("/", opt=ISSUE_SECRET, summary="Create an endpoint; the answer shows its secret, once")
     async def create_endpoint(self, request: Request[Principal, Any, Any], data: CreateEndpointBody) -> dict[str, Any]:
         row = await service.create_endpoint(
             request.user,
@@ -143,7 +145,7 @@ class WebhookEndpointController(Controller):
 
     @post(
         "/{endpoint_id:str}/rotate-secret",
-        opt=MANAGE_WRITE,
+        opt=ISSUE_SECRET,
         status_code=200,
         summary="Issue a new secret; the old one keeps signing for 24 h",
     )

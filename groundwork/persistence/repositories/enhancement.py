@@ -593,4 +593,5 @@ async def append_run_event(
         actor_id=actor_id,
         payload={"run_id": run.id, **payload},
         occurred_at=occurred_at,
+        project_id=run.project_id,
     )

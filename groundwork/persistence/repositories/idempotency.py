@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from groundwork.persistence import db
 
@@ -18,6 +19,7 @@ class StoredResponse:
     status: int
     headers: list[tuple[str, str]]
     body: bytes
+    sealed: bool = False  # the body is sealed under the key ring (an answer that holds a secret)
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ async def claim(api_key_id: str, key: str, fingerprint: str) -> Claim:
     if row is not None:
         return Claim(claimed=True)
     held = await db.fetchrow(
-        "SELECT fingerprint, response_status, response_headers, response_body"
+        "SELECT fingerprint, response_status, response_headers, response_body, response_sealed"
         " FROM idempotency_keys WHERE api_key_id = $1 AND key = $2",
         api_key_id,
         key,
@@ -63,20 +65,25 @@ async def claim(api_key_id: str, key: str, fingerprint: str) -> Claim:
     response = None
     if held["response_status"] is not None:
         headers = [(k, v) for k, v in json.loads(held["response_headers"])]
-        response = StoredResponse(held["response_status"], headers, bytes(held["response_body"]))
+        response = StoredResponse(
+            held["response_status"], headers, bytes(held["response_body"]), held["response_sealed"]
+        )
     return Claim(claimed=False, fingerprint=held["fingerprint"], response=response)
 
 
-async def complete(api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-    """Store the finished response for replay."""
+async def complete(
+    api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes, *, sealed: bool = False
+) -> None:
+    """Store the finished response for replay (`sealed`: the body was sealed by the caller)."""
     await db.execute(
-        "UPDATE idempotency_keys SET response_status = $3, response_headers = $4::jsonb, response_body = $5"
-        " WHERE api_key_id = $1 AND key = $2",
+        "UPDATE idempotency_keys SET response_status = $3, response_headers = $4::jsonb, response_body = $5,"
+        " response_sealed = $6 WHERE api_key_id = $1 AND key = $2",
         api_key_id,
         key,
         status,
         json.dumps(headers),
         body,
+        sealed,
     )
 
 
@@ -93,3 +100,20 @@ async def purge_expired() -> int:
     """Delete records past their 24 h retention; returns how many."""
     status = await db.execute("DELETE FROM idempotency_keys WHERE expires_at < clock_timestamp()")
     return int(status.split()[-1])
+
+
+async def sealed_answers() -> list[dict[str, Any]]:
+    """Stored answers that are sealed (they hold a secret), with what binds them: API key and key."""
+    rows = await db.fetch(
+        "SELECT id, api_key_id, key, response_body FROM idempotency_keys"
+        " WHERE response_sealed AND response_body IS NOT NULL AND expires_at > clock_timestamp()"
+    )
+    return [dict(r) for r in rows]
+
+
+async def replace_sealed_answer(record_id: int, old: bytes, new: bytes) -> bool:
+    """Swap a sealed answer if it is still `old`."""
+    status = await db.execute(
+        "UPDATE idempotency_keys SET response_body = $3 WHERE id = $1 AND response_body = $2", record_id, old, new
+    )
+    return status.endswith(" 1")

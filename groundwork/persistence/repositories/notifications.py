@@ -429,6 +429,25 @@ async def save_preferences(
     return stored
 
 
+async def sealed_chat_urls() -> list[dict[str, Any]]:
+    """Every stored (sealed) chat webhook URL with its owner (the value it is bound to)."""
+    rows = await db.fetch(
+        "SELECT principal_id, chat_webhook_url FROM notification_preferences WHERE chat_webhook_url IS NOT NULL"
+    )
+    return [dict(r) for r in rows]
+
+
+async def replace_sealed_chat_url(principal_id: str, old: bytes, new: bytes) -> bool:
+    """Swap a sealed chat webhook URL if it is still `old` (a change by its owner in between wins)."""
+    status = await db.execute(
+        "UPDATE notification_preferences SET chat_webhook_url = $3 WHERE principal_id = $1 AND chat_webhook_url = $2",
+        principal_id,
+        old,
+        new,
+    )
+    return status.endswith(" 1")
+
+
 # ---------------------------------------------------------------------------------------------- action links
 
 

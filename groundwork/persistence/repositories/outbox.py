@@ -19,13 +19,21 @@ async def append_event(
     actor_id: str | None,
     payload: dict[str, Any],
     occurred_at: datetime,
+    project_id: str | None,
+    private_to: str | None = None,
     source: dict[str, Any] | None = None,
 ) -> str:
-    """Insert one event (call inside the change's transaction); returns its `evt_` id."""
+    """Insert one event (call inside the change's transaction); returns its `evt_` id.
+
+    `project_id` is the project the event is about (None: it is in none) and `private_to` the one
+    principal who may see it when it is personal: the relay delivers it only to endpoints whose
+    owner may see it (`domain.webhooks.endpoint_may_receive`).
+    """
     event_id = new_id("evt")
     await db.execute(
         "INSERT INTO outbox (event_id, type, workspace_id, resource_type, resource_id, actor_id,"
-        " payload, source, occurred_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9)",
+        " payload, source, occurred_at, project_id, private_to)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11)",
         event_id,
         type,
         workspace_id,
@@ -35,6 +43,8 @@ async def append_event(
         json.dumps(payload),
         json.dumps(source) if source is not None else None,
         occurred_at,
+        project_id,
+        private_to,
     )
     return event_id
 
@@ -42,16 +52,18 @@ async def append_event(
 async def append_events(events: list[dict[str, Any]]) -> list[str]:
     """Insert many events in one statement (call inside the change's transaction); returns their ids.
 
-    Each event is a dict with the keyword arguments of `append_event`.
+    Each event is a dict with the keyword arguments of `append_event` (`project_id` is required).
     """
     if not events:
         return []
     ids = [new_id("evt") for _ in events]
     await db.execute(
         "INSERT INTO outbox (event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, source,"
-        " occurred_at) SELECT e.id, e.type, e.ws, e.rtype, e.rid, e.actor, e.payload::jsonb, e.source::jsonb, e.at"
+        " occurred_at, project_id, private_to) SELECT e.id, e.type, e.ws, e.rtype, e.rid, e.actor, e.payload::jsonb,"
+        " e.source::jsonb, e.at, e.project, e.private_to"
         " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
-        " $8::text[], $9::timestamptz[]) AS e(id, type, ws, rtype, rid, actor, payload, source, at)",
+        " $8::text[], $9::timestamptz[], $10::text[], $11::text[])"
+        " AS e(id, type, ws, rtype, rid, actor, payload, source, at, project, private_to)",
         ids,
         [e["type"] for e in events],
         [e["workspace_id"] for e in events],
@@ -61,6 +73,8 @@ async def append_events(events: list[dict[str, Any]]) -> list[str]:
         [json.dumps(e["payload"]) for e in events],
         [json.dumps(e["source"]) if e.get("source") is not None else None for e in events],
         [e["occurred_at"] for e in events],
+        [e["project_id"] for e in events],
+        [e.get("private_to") for e in events],
     )
     return ids
 

@@ -196,3 +196,8 @@ async def principal_holds(principal_id: str, project_id: str, permission: str) -
         permission,
     )
     return row is not None
+
+
+async def role_names() -> set[str]:
+    """The names of the roles a membership may carry."""
+    return {r["name"] for r in await db.fetch("SELECT name FROM roles")}

@@ -10,9 +10,11 @@ from typing import Any
 
 from groundwork.domain.ids import new_id
 from groundwork.domain.webhooks import (
+    EndpointOwner,
     delivery_status_after,
     delivery_workflow_id,
     disable_reason_after_failure,
+    endpoint_may_receive,
     subscribes,
 )
 from groundwork.persistence import db
@@ -32,46 +34,54 @@ async def count_endpoints(workspace_id: str) -> int:
 
 async def insert_endpoint(
     *,
+    endpoint_id: str,
     workspace_id: str,
     url: str,
     description: str,
     event_types: list[str],
-    secret: str,
+    sealed_secret: str,
     created_by: str,
 ) -> dict[str, Any]:
-    """Insert an enabled endpoint."""
+    """Insert an enabled endpoint owned by `created_by`, with its signing secret already sealed."""
     row = await db.fetchrow(
         "INSERT INTO webhook_endpoints (id, workspace_id, url, description, event_types, secret, created_by)"
         " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
-        new_id("whe"),
+        endpoint_id,
         workspace_id,
         url,
         description,
         event_types,
-        secret,
+        sealed_secret,
         created_by,
     )
     assert row is not None
     return dict(row)
 
 
-async def get_endpoint(workspace_id: str, endpoint_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
-    """The endpoint of the workspace with this id; `for_update` locks it until commit."""
+async def get_endpoint(
+    workspace_id: str, endpoint_id: str, *, owner_id: str | None = None, for_update: bool = False
+) -> dict[str, Any] | None:
+    """The endpoint of the workspace with this id (created by `owner_id`, if given); `for_update` locks it."""
     lock = " FOR UPDATE" if for_update else ""
     row = await db.fetchrow(
-        f"SELECT * FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2{lock}",
+        "SELECT * FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2"
+        f" AND ($3::text IS NULL OR created_by = $3){lock}",
         endpoint_id,
         workspace_id,
+        owner_id,
     )
     return dict(row) if row else None
 
 
-async def list_endpoints(workspace_id: str, *, after_id: str | None, limit: int) -> list[dict[str, Any]]:
-    """Endpoints of a workspace, newest first, after the keyset cursor `after_id`."""
+async def list_endpoints(
+    workspace_id: str, *, owner_id: str | None, after_id: str | None, limit: int
+) -> list[dict[str, Any]]:
+    """Endpoints of a workspace (created by `owner_id`, if given), newest first, after `after_id`."""
     rows = await db.fetch(
-        "SELECT * FROM webhook_endpoints WHERE workspace_id = $1 AND ($2::text IS NULL OR id < $2)"
-        " ORDER BY id DESC LIMIT $3",
+        "SELECT * FROM webhook_endpoints WHERE workspace_id = $1 AND ($2::text IS NULL OR created_by = $2)"
+        " AND ($3::text IS NULL OR id < $3) ORDER BY id DESC LIMIT $4",
         workspace_id,
+        owner_id,
         after_id,
         limit,
     )
@@ -103,16 +113,19 @@ async def update_endpoint(
     return dict(row)
 
 
-async def delete_endpoint(workspace_id: str, endpoint_id: str) -> bool:
-    """Delete an endpoint with its deliveries; False if there was none."""
+async def delete_endpoint(workspace_id: str, endpoint_id: str, *, owner_id: str | None = None) -> bool:
+    """Delete an endpoint (created by `owner_id`, if given) with its deliveries; False if there was none."""
     status = await db.execute(
-        "DELETE FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2", endpoint_id, workspace_id
+        "DELETE FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2 AND ($3::text IS NULL OR created_by = $3)",
+        endpoint_id,
+        workspace_id,
+        owner_id,
     )
     return status.endswith(" 1")
 
 
 async def rotate_secret(endpoint_id: str, new_secret: str, overlap_seconds: float) -> dict[str, Any]:
-    """Make `new_secret` current; the current one keeps signing for `overlap_seconds`."""
+    """Make `new_secret` (sealed) current; the current one keeps signing for `overlap_seconds`."""
     row = await db.fetchrow(
         """
         UPDATE webhook_endpoints SET
@@ -137,6 +150,49 @@ async def rotate_secret(endpoint_id: str, new_secret: str, overlap_seconds: floa
     return dict(row)
 
 
+@dataclass(frozen=True)
+class StoredSecrets:
+    """An endpoint's stored (sealed) secrets: current, previous, and older ones still in their overlap."""
+
+    secret: str
+    previous_secret: str | None
+    older_secrets: list[dict[str, Any]]
+
+
+async def endpoint_secrets_page(after_id: str, limit: int, *, legacy_only: bool) -> list[dict[str, Any]]:
+    """Endpoints (id order, after `after_id`) with their stored secrets; `legacy_only`: those holding a `whsec_`."""
+    rows = await db.fetch(
+        """
+        SELECT id, secret, previous_secret, older_secrets FROM webhook_endpoints
+        WHERE id > $1 AND (NOT $3 OR secret LIKE 'whsec\_%' OR previous_secret LIKE 'whsec\_%'
+                           OR older_secrets::text LIKE '%whsec\_%')
+        ORDER BY id LIMIT $2
+        """,
+        after_id,
+        limit,
+        legacy_only,
+    )
+    return [{**dict(r), "older_secrets": json.loads(r["older_secrets"])} for r in rows]
+
+
+async def replace_secrets(endpoint_id: str, old: StoredSecrets, new: StoredSecrets) -> bool:
+    """Swap an endpoint's stored secrets if they are still `old` (a rotation in between wins)."""
+    status = await db.execute(
+        """
+        UPDATE webhook_endpoints SET secret = $5, previous_secret = $6, older_secrets = $7::jsonb
+        WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $3 AND older_secrets = $4::jsonb
+        """,
+        endpoint_id,
+        old.secret,
+        old.previous_secret,
+        json.dumps(old.older_secrets),
+        new.secret,
+        new.previous_secret,
+        json.dumps(new.older_secrets),
+    )
+    return status.endswith(" 1")
+
+
 # ---------------------------------------------------------------------------------------------- the relay
 
 
@@ -150,13 +206,16 @@ async def dispatch_outbox_batch(
 
     Returns how many events were claimed and the deliveries created now (a delivery that already
     existed, because an earlier relay got this far and crashed before its commit, is not returned).
+    An event goes to each enabled endpoint that subscribes to it and whose owner may see what it is
+    about now; a disabled endpoint gets nothing (its events are not kept for later).
     `on_claimed(events)` runs inside the claim's transaction (notifications are created there), so
     whatever it writes commits with `dispatched_at` or not at all.
     """
     async with db.transaction():
         events = await db.fetch(
-            "SELECT id, event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, occurred_at"
-            " FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+            "SELECT id, event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, occurred_at,"
+            " project_id, private_to FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"
+            " FOR UPDATE SKIP LOCKED",
             limit,
         )
         if not events:
@@ -164,15 +223,28 @@ async def dispatch_outbox_batch(
         if on_claimed is not None:
             await on_claimed([dict(e) for e in events])
         endpoints = await db.fetch(
-            "SELECT id, workspace_id, event_types FROM webhook_endpoints"
-            " WHERE enabled AND workspace_id = ANY($1::text[])",
+            "SELECT e.id, e.workspace_id, e.event_types, e.created_by, coalesce(p.is_admin, false) AS owner_is_admin"
+            " FROM webhook_endpoints e"
+            " LEFT JOIN principals p ON p.id = e.created_by AND p.workspace_id = e.workspace_id"
+            " WHERE e.enabled AND e.workspace_id = ANY($1::text[])",
             list({e["workspace_id"] for e in events}),
         )
-        pairs = [
+        subscribed = [
             (event, endpoint)
             for event in events
             for endpoint in endpoints
             if endpoint["workspace_id"] == event["workspace_id"] and subscribes(endpoint["event_types"], event["type"])
+        ]
+        owners = await _endpoint_owners(subscribed)
+        pairs = [
+            (event, endpoint)
+            for event, endpoint in subscribed
+            if endpoint_may_receive(
+                owners[endpoint["id"]],
+                event_type=event["type"],
+                project_id=event["project_id"],
+                private_to=event["private_to"],
+            )
         ]
         created: list[dict[str, Any]] = []
         if pairs:
@@ -197,6 +269,26 @@ async def dispatch_outbox_batch(
             [e["id"] for e in events],
         )
         return len(events), created
+
+
+async def _endpoint_owners(subscribed: list[tuple[Any, Any]]) -> dict[str, EndpointOwner]:
+    """What each endpoint's owner may see now: admin or not, and its permissions on the events' projects."""
+    members = {ep["created_by"] for _, ep in subscribed if ep["created_by"] and not ep["owner_is_admin"]}
+    projects = {ev["project_id"] for ev, _ in subscribed if ev["project_id"]}
+    permissions: dict[str, dict[str, frozenset[str]]] = {}
+    if members and projects:
+        rows = await db.fetch(
+            "SELECT m.principal_id, m.project_id, r.permissions FROM memberships m JOIN roles r ON r.name = m.role"
+            " WHERE m.principal_id = ANY($1::text[]) AND m.project_id = ANY($2::text[])",
+            list(members),
+            list(projects),
+        )
+        for row in rows:
+            permissions.setdefault(row["principal_id"], {})[row["project_id"]] = frozenset(row["permissions"])
+    return {
+        ep["id"]: EndpointOwner(ep["created_by"], ep["owner_is_admin"], permissions.get(ep["created_by"] or "", {}))
+        for _, ep in subscribed
+    }
 
 
 async def claim_unstarted(grace_seconds: float, limit: int) -> list[dict[str, Any]]:
@@ -270,28 +362,31 @@ async def insert_test_delivery(
     return dict(row)
 
 
-async def lock_delivery(workspace_id: str, delivery_id: str) -> dict[str, Any] | None:
-    """The delivery with its endpoint's `enabled`, locked until commit."""
+async def lock_delivery(workspace_id: str, delivery_id: str, *, owner_id: str | None = None) -> dict[str, Any] | None:
+    """The delivery (to an endpoint created by `owner_id`, if given) with its endpoint's `enabled`, locked."""
     row = await db.fetchrow(
         "SELECT d.*, e.enabled AS endpoint_enabled FROM webhook_deliveries d"
         " JOIN webhook_endpoints e ON e.id = d.endpoint_id"
-        " WHERE d.id = $1 AND d.workspace_id = $2 FOR UPDATE OF d",
+        " WHERE d.id = $1 AND d.workspace_id = $2 AND ($3::text IS NULL OR e.created_by = $3) FOR UPDATE OF d",
         delivery_id,
         workspace_id,
+        owner_id,
     )
     return dict(row) if row else None
 
 
-async def reopen_delivery(delivery_id: str) -> dict[str, Any]:
-    """Start a new generation of a finished delivery: pending again, its workflow to be started."""
+async def reopen_delivery(delivery_id: str, generation: int, workflow_id: str) -> dict[str, Any]:
+    """Start generation `generation` of a finished delivery, with its own workflow id: pending, to be started."""
     row = await db.fetchrow(
         f"""
-        UPDATE webhook_deliveries SET status = 'pending', failure_reason = NULL, generation = generation + 1,
-            next_attempt_at = NULL, completed_at = NULL, start_requested_at = clock_timestamp(),
-            workflow_started_at = NULL, updated_at = clock_timestamp()
+        UPDATE webhook_deliveries SET status = 'pending', failure_reason = NULL, generation = $2,
+            workflow_id = $3, workflow_run_id = NULL, next_attempt_at = NULL, completed_at = NULL,
+            start_requested_at = clock_timestamp(), workflow_started_at = NULL, updated_at = clock_timestamp()
         WHERE id = $1 RETURNING {_START_COLUMNS}
         """,
         delivery_id,
+        generation,
+        workflow_id,
     )
     assert row is not None
     return dict(row)
@@ -316,10 +411,14 @@ async def _with_attempts(rows: list[Any]) -> list[dict[str, Any]]:
     return deliveries
 
 
-async def get_delivery(workspace_id: str, delivery_id: str) -> dict[str, Any] | None:
-    """A delivery of the workspace with its attempts, oldest attempt first."""
+async def get_delivery(workspace_id: str, delivery_id: str, *, owner_id: str | None = None) -> dict[str, Any] | None:
+    """A delivery of the workspace (to an endpoint created by `owner_id`, if given) with its attempts."""
     row = await db.fetchrow(
-        "SELECT * FROM webhook_deliveries WHERE id = $1 AND workspace_id = $2", delivery_id, workspace_id
+        "SELECT d.* FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id"
+        " WHERE d.id = $1 AND d.workspace_id = $2 AND ($3::text IS NULL OR e.created_by = $3)",
+        delivery_id,
+        workspace_id,
+        owner_id,
     )
     found = await _with_attempts([row] if row else [])
     return found[0] if found else None
@@ -371,6 +470,20 @@ async def attempt_context(delivery_id: str) -> dict[str, Any] | None:
     context["payload"] = json.loads(context["payload"])
     context["source"] = json.loads(context["source"]) if context["source"] else None
     return context
+
+
+async def fail_pending_deliveries(endpoint_id: str) -> None:
+    """Finish every pending delivery of a just-disabled endpoint as `failed` (`endpoint_disabled`).
+
+    Their workflows may still sleep towards a next slot: they end without sending when they wake, and a
+    redelivery runs a workflow of its own, so none of them stands in the way.
+    """
+    await db.execute(
+        "UPDATE webhook_deliveries SET status = 'failed', failure_reason = 'endpoint_disabled',"
+        " next_attempt_at = NULL, completed_at = coalesce(completed_at, clock_timestamp()),"
+        " updated_at = clock_timestamp() WHERE endpoint_id = $1 AND status = 'pending'",
+        endpoint_id,
+    )
 
 
 async def fail_undeliverable(delivery_id: str, generation: int, reason: str) -> None:
@@ -497,12 +610,7 @@ async def record_attempt(
         if disabled is not None:
             # A disabled endpoint gets nothing more: finish its pending deliveries now (this one included),
             # so none waits hours for its next slot only to fail then, and redeliver is open at once.
-            await db.execute(
-                "UPDATE webhook_deliveries SET status = 'failed', failure_reason = 'endpoint_disabled',"
-                " next_attempt_at = NULL, completed_at = coalesce(completed_at, clock_timestamp()),"
-                " updated_at = clock_timestamp() WHERE endpoint_id = $1 AND status = 'pending'",
-                delivery["endpoint_id"],
-            )
+            await fail_pending_deliveries(delivery["endpoint_id"])
             if status == "pending":
                 status = "failed"
             if on_endpoint_disabled is not None:
@@ -602,3 +710,56 @@ async def recent_attempt_ids(count: int, *, workspace_slug: str | None, endpoint
 async def lock_workspace_endpoints(workspace_id: str) -> None:
     """Serialise endpoint creation in one workspace until the transaction ends (keeps the limit exact)."""
     await db.execute("SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))", workspace_id)
+
+
+# ---------------------------------------------------------------------------------------------- retention
+
+
+def _deleted(status: str) -> int:
+    return int(status.split()[-1])
+
+
+async def purge_attempts(older_than_days: float, limit: int) -> int:
+    """Delete up to `limit` attempts older than the window, of deliveries no longer pending."""
+    status = await db.execute(
+        """
+        DELETE FROM webhook_delivery_attempts WHERE id IN (
+            SELECT a.id FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+            WHERE a.attempted_at < clock_timestamp() - make_interval(secs => $1 * 86400.0) AND d.status <> 'pending'
+            LIMIT $2)
+        """,
+        older_than_days,
+        limit,
+    )
+    return _deleted(status)
+
+
+async def purge_deliveries(older_than_days: float, limit: int) -> int:
+    """Delete up to `limit` deliveries finished longer ago than the window (their attempts go with them)."""
+    status = await db.execute(
+        """
+        DELETE FROM webhook_deliveries WHERE id IN (
+            SELECT id FROM webhook_deliveries
+            WHERE status <> 'pending' AND completed_at < clock_timestamp() - make_interval(secs => $1 * 86400.0)
+            LIMIT $2)
+        """,
+        older_than_days,
+        limit,
+    )
+    return _deleted(status)
+
+
+async def purge_outbox(older_than_days: float, limit: int) -> int:
+    """Delete up to `limit` events dispatched longer ago than the window that no delivery refers to any more."""
+    status = await db.execute(
+        """
+        DELETE FROM outbox WHERE id IN (
+            SELECT o.id FROM outbox o
+            WHERE o.dispatched_at < clock_timestamp() - make_interval(secs => $1 * 86400.0)
+              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = o.event_id)
+            LIMIT $2)
+        """,
+        older_than_days,
+        limit,
+    )
+    return _deleted(status)

@@ -120,3 +120,44 @@ async def test_a_key_past_its_rate_limit_gets_429_with_retry_after(settings, wor
     assert [r.status_code for r in statuses] == [200, 200, 200, 429]
     assert statuses[-1].json()["code"] == "rate_limited"
     assert int(statuses[-1].headers["retry-after"]) >= 1
+
+
+async def test_requests_without_a_valid_key_are_rate_limited_per_client_address(settings, workspace: Workspace) -> None:
+    from dataclasses import replace
+
+    from tests.conftest import serving
+
+    key = await workspace.key("admin", admin=True)
+    async with (
+        serving(replace(settings, anonymous_rate_limit_per_minute=4)) as url,
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        # Requests with a valid key never spend the address's budget.
+        for _ in range(6):
+            assert (await http.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 200
+        attempts = [
+            await http.get("/api/v1/projects"),  # no key
+            await http.get("/api/v1/projects", headers=workspace.headers("gw_unknown")),  # unknown key
+            await http.post("/graphql", json={"query": "{ viewer { name } }"}),  # keyless GraphQL
+            await http.get("/api/v1/projects", headers=workspace.headers("gw_unknown-2")),
+        ]
+        assert [r.status_code for r in attempts] == [401, 401, 200, 401]
+        limited = await http.get("/api/v1/projects")
+        assert limited.status_code == 429 and limited.json()["code"] == "rate_limited"
+        assert int(limited.headers["retry-after"]) >= 1
+        assert (await http.post("/graphql", json={"query": "{ viewer { name } }"})).status_code == 429
+        # An address that spent its budget on failures gets no key lookups until it refills, valid keys included.
+        assert (await http.get("/api/v1/projects", headers=workspace.headers("gw_guess"))).status_code == 429
+        assert (await http.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 429
+        # Probes and the API documents stay open.
+        assert (await http.get("/health/live")).status_code == 200
+        assert (await http.get("/schema/openapi.json")).status_code == 200
+
+
+def test_address_buckets_forget_idle_addresses_past_the_limit() -> None:
+    buckets = TokenBuckets(per_minute=60)
+    buckets.PRUNE_ABOVE = 3
+    for address in ("a", "b", "c"):
+        buckets.take(address, now=0.0)
+    assert buckets.take("d", now=120.0) == 0  # a, b and c refilled long ago: forgotten, d fits
+    assert set(buckets._buckets) == {"d"}

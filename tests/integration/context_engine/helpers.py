@@ -24,7 +24,6 @@ def days_ago(days: float) -> str:
 
 
 async def register(
-    client: httpx.AsyncClient,
     workspace: Workspace,
     name: str,
     classification: str = "delivery",
@@ -33,7 +32,7 @@ async def register(
     expect: int = 201,
 ) -> dict[str, Any]:
     """Register a provider through the internal API as the workspace's provider principal; its `data`."""
-    response = await client.post(
+    response = await workspace.internal.post(
         "/internal/v1/context-engine/providers",
         json={
             "name": name,
@@ -85,11 +84,9 @@ def body(
     }
 
 
-async def contribute(
-    client: httpx.AsyncClient, workspace: Workspace, payload: dict[str, Any], expect: int = 201
-) -> dict[str, Any]:
-    """POST a contribution (waiting for it) and return the answer's `data`."""
-    response = await client.post(
+async def contribute(workspace: Workspace, payload: dict[str, Any], expect: int = 201) -> dict[str, Any]:
+    """POST a contribution to the internal API (waiting for it) and return the answer's `data`."""
+    response = await workspace.internal.post(
         "/internal/v1/context-engine/contributions",
         params={"wait": 30},
         json=payload,

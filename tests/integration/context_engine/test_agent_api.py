@@ -109,8 +109,8 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> str:
         )
         assert response.status_code == 201, response.text
     await run_builtin_providers(workspace.slug, client=None, task_queue="")
-    ledger = await register(client, workspace, "ledger", "financial", ["risks"])
-    await contribute(client, workspace, body(ledger, workspace.projects["ALPHA"], "Budget", "Invoice £40k overdue."))
+    ledger = await register(workspace, "ledger", "financial", ["risks"])
+    await contribute(workspace, body(ledger, workspace.projects["ALPHA"], "Budget", "Invoice £40k overdue."))
     return admin
 
 

@@ -47,14 +47,13 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, An
         )
     ).json()["data"]
     await contribute_source(
-        client, workspace, "ALPHA", "notes/quokka.md", "The quokka migration is blocked by the vendor export.\n"
+        workspace, "ALPHA", "notes/quokka.md", "The quokka migration is blocked by the vendor export.\n"
     )
     [passage] = (await search(client, workspace, admin, "quokka vendor export"))["data"]
-    radar = await register(client, workspace, "risk-radar", capabilities=["risks", "blockers", "findings"])
-    audit = await register(client, workspace, "audit-bot", capabilities=["risks"])
+    radar = await register(workspace, "risk-radar", capabilities=["risks", "blockers", "findings"])
+    audit = await register(workspace, "audit-bot", capabilities=["risks"])
     alpha, beta = workspace.projects["ALPHA"], workspace.projects["BETA"]
     blocker = await contribute(
-        client,
         workspace,
         body(
             radar,
@@ -69,7 +68,6 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, An
         ),
     )
     risk = await contribute(
-        client,
         workspace,
         body(
             radar,
@@ -80,7 +78,6 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, An
         ),
     )
     merged = await contribute(
-        client,
         workspace,
         body(
             audit,
@@ -92,7 +89,7 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, An
     )
     assert merged["entryId"] == risk["entryId"]
     hidden = await contribute(
-        client, workspace, body(radar, beta, "Quokka in beta", "Quokka risks in beta too.", items=[evidence(ref="b-1")])
+        workspace, body(radar, beta, "Quokka in beta", "Quokka risks in beta too.", items=[evidence(ref="b-1")])
     )
     return {"admin": admin, "item": item, "passage": passage, "blocker": blocker, "risk": risk, "hidden": hidden}
 

@@ -65,7 +65,7 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, An
         headers=workspace.headers(key, **idem()),
     )
     assert patched.status_code == 200, patched.text
-    await contribute_source(client, workspace, "ALPHA", "notes/steering.md", NOTES)
+    await contribute_source(workspace, "ALPHA", "notes/steering.md", NOTES)
     return {"key": key, "vault": vault, "estimate": patched.json()["data"]}
 
 

@@ -21,23 +21,20 @@ STAFFING = "context-engine:staffing"
 
 async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, Any]:
     alpha = workspace.projects["ALPHA"]
-    radar = await register(client, workspace, "risk-radar")
-    ledger = await register(client, workspace, "ledger", "financial", ["risks"])
-    people = await register(client, workspace, "people", "staffing", ["risks"])
-    general = await contribute(
-        client, workspace, body(radar, alpha, "Quokka cut-over", "Quokka cut-over risks an outage.")
-    )
-    money = await contribute(client, workspace, body(ledger, alpha, "Quokka budget", "Quokka budget overrun of 20%."))
-    staff = await contribute(client, workspace, body(people, alpha, "Quokka attrition", "Quokka team attrition risk."))
+    radar = await register(workspace, "risk-radar")
+    ledger = await register(workspace, "ledger", "financial", ["risks"])
+    people = await register(workspace, "people", "staffing", ["risks"])
+    general = await contribute(workspace, body(radar, alpha, "Quokka cut-over", "Quokka cut-over risks an outage."))
+    money = await contribute(workspace, body(ledger, alpha, "Quokka budget", "Quokka budget overrun of 20%."))
+    staff = await contribute(workspace, body(people, alpha, "Quokka attrition", "Quokka team attrition risk."))
     # A general provider citing financial evidence makes a financial entry.
     cited = await contribute(
-        client,
         workspace,
         body(radar, alpha, "Quokka invoices", "Quokka invoices are late.", items=[evidence(cls="financial")]),
     )
-    await contribute_source(client, workspace, "ALPHA", "plan.md", "The quokka plan is on track.\n")
+    await contribute_source(workspace, "ALPHA", "plan.md", "The quokka plan is on track.\n")
     await contribute_source(
-        client, workspace, "ALPHA", "budget.md", "The quokka budget is overspent.\n", classification="financial"
+        workspace, "ALPHA", "budget.md", "The quokka budget is overspent.\n", classification="financial"
     )
     return {
         "general": general["entryId"],
@@ -164,10 +161,10 @@ async def test_reclassifying_a_source_takes_its_passages_out_of_reach(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
     plain = await workspace.key("plain", [READ], admin=True)
-    first = await contribute_source(client, workspace, "ALPHA", "salaries.md", "The okapi salaries table.\n")
+    first = await contribute_source(workspace, "ALPHA", "salaries.md", "The okapi salaries table.\n")
     assert first["source"]["classification"] == "general"
     assert (await search(client, workspace, plain, "okapi"))["totalCount"] == 1
-    response = await client.post(
+    response = await workspace.internal.post(
         "/internal/v1/corpus/sources",
         json={
             "project_id": workspace.projects["ALPHA"],

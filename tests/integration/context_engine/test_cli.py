@@ -26,7 +26,7 @@ def _env(settings: Any, *, worker: bool) -> dict[str, str]:
 async def test_contribute_reports_bad_lines_by_number_and_writes_only_whole_good_ones(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any, settings: Any, tmp_path: Path
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     alpha = workspace.projects["ALPHA"]
     good = body(provider, alpha, "Okapi migration", "The okapi migration overruns.")
     lines = [

@@ -42,9 +42,8 @@ def _shape(events: list[dict[str, Any]]) -> list[tuple[str, str, str | None, str
 async def test_a_new_contribution_is_persisted_then_created_with_exactly_its_two_events(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     data = await contribute(
-        client,
         workspace,
         body(provider, workspace.projects["ALPHA"], "Vendor lock-in", "The PSP contract renews yearly."),
     )
@@ -68,12 +67,11 @@ async def test_a_new_contribution_is_persisted_then_created_with_exactly_its_two
 async def test_the_same_normalised_term_and_type_merges_its_evidence_into_the_entry(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    first_provider = await register(client, workspace, "risk-radar")
-    second_provider = await register(client, workspace, "audit-bot")
+    first_provider = await register(workspace, "risk-radar")
+    second_provider = await register(workspace, "audit-bot")
     project = workspace.projects["ALPHA"]
-    first = await contribute(client, workspace, body(first_provider, project, "Vendor lock-in", "Renews yearly."))
+    first = await contribute(workspace, body(first_provider, project, "Vendor lock-in", "Renews yearly."))
     second = await contribute(
-        client,
         workspace,
         body(second_provider, project, "  VENDOR lock\u2011in! ", "Another view.", items=[evidence(ref="audit-7")]),
     )
@@ -95,9 +93,9 @@ async def test_the_same_normalised_term_and_type_merges_its_evidence_into_the_en
 async def test_a_named_successor_supersedes_the_entry_which_leaves_lists_search_and_briefings(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     project = workspace.projects["ALPHA"]
-    old = await contribute(client, workspace, body(provider, project, "Quokka rollout", "Quokka rollout slips a week."))
+    old = await contribute(workspace, body(provider, project, "Quokka rollout", "Quokka rollout slips a week."))
     successor_body = body(
         provider,
         project,
@@ -106,7 +104,7 @@ async def test_a_named_successor_supersedes_the_entry_which_leaves_lists_search_
         items=[evidence(ref="ext-2")],
         supersedes=old["entryId"],
     )
-    new = await contribute(client, workspace, successor_body)
+    new = await contribute(workspace, successor_body)
     assert new["decision"] == "superseded" and new["relatedEntryId"] == old["entryId"]
     assert _shape(await context_events(workspace))[2:] == [
         ("context_engine.contribution_persisted", new["id"], old["entryId"], "contribution_persisted"),
@@ -139,18 +137,18 @@ async def test_a_named_successor_supersedes_the_entry_which_leaves_lists_search_
     assert [c["packageId"] for c in answer["risks"]] == [new["entryId"]]
     assert "Quokka rollout slips a month." in [c["text"] for c in answer["risks"]]
     # Sending the successor again is a repeat (200), not a refusal because its predecessor is superseded.
-    assert (await contribute(client, workspace, successor_body, expect=200))["id"] == new["id"]
+    assert (await contribute(workspace, successor_body, expect=200))["id"] == new["id"]
 
 
 async def test_a_canonical_provider_supersedes_an_advisory_entry_of_the_same_term(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    advisory = await register(client, workspace, "rumours", authority="advisory")
-    canonical = await register(client, workspace, "pmo", authority="canonical")
+    advisory = await register(workspace, "rumours", authority="advisory")
+    canonical = await register(workspace, "pmo", authority="canonical")
     project = workspace.projects["ALPHA"]
-    old = await contribute(client, workspace, body(advisory, project, "Go-live date", "Go-live may move to May."))
+    old = await contribute(workspace, body(advisory, project, "Go-live date", "Go-live may move to May."))
     new = await contribute(
-        client, workspace, body(canonical, project, "go-live DATE", "Go-live is 12 May.", items=[evidence(ref="plan")])
+        workspace, body(canonical, project, "go-live DATE", "Go-live is 12 May.", items=[evidence(ref="plan")])
     )
     assert new["decision"] == "superseded" and new["relatedEntryId"] == old["entryId"]
     kinds = [(e["type"], e["payload"]["evolution_kind"]) for e in await context_events(workspace)][2:]
@@ -161,7 +159,7 @@ async def test_a_canonical_provider_supersedes_an_advisory_entry_of_the_same_ter
     ]
     # An advisory provider on a canonical entry adds evidence; it never unseats it.
     again = await contribute(
-        client, workspace, body(advisory, project, "Go-live date", "Maybe June?", items=[evidence(ref="gossip")])
+        workspace, body(advisory, project, "Go-live date", "Maybe June?", items=[evidence(ref="gossip")])
     )
     assert again["decision"] == "merged" and again["entryId"] == new["entryId"]
 
@@ -169,11 +167,10 @@ async def test_a_canonical_provider_supersedes_an_advisory_entry_of_the_same_ter
 async def test_the_same_term_with_another_type_is_kept_separate_and_related(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     project = workspace.projects["ALPHA"]
-    risk = await contribute(client, workspace, body(provider, project, "Card vault", "The vault licence ends in June."))
+    risk = await contribute(workspace, body(provider, project, "Card vault", "The vault licence ends in June."))
     blocker = await contribute(
-        client,
         workspace,
         body(
             provider,
@@ -197,36 +194,32 @@ async def test_the_same_term_with_another_type_is_kept_separate_and_related(
 async def test_repeating_a_contribution_changes_nothing(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     payload = body(provider, workspace.projects["ALPHA"], "Vendor lock-in", "Renews yearly.")
-    first = await contribute(client, workspace, payload)
+    first = await contribute(workspace, payload)
     events = await context_events(workspace)
     rows = await db.fetchrow(COUNTS, workspace.id)
     # Evidence listed in another order, and a fresh Idempotency-Key: still the same contribution.
-    again = await contribute(
-        client, workspace, {**payload, "evidence": list(reversed(payload["evidence"]))}, expect=200
-    )
+    again = await contribute(workspace, {**payload, "evidence": list(reversed(payload["evidence"]))}, expect=200)
     assert again["id"] == first["id"] and again["entryId"] == first["entryId"]
     assert await context_events(workspace) == events
     after = await db.fetchrow(COUNTS, workspace.id)
     assert dict(after or {}) == dict(rows or {})
     # The same Idempotency-Key replays the first answer byte for byte.
     headers = workspace.headers(await workspace.provider_key(), **idem())
-    one = await client.post("/internal/v1/context-engine/contributions", json=payload, headers=headers)
-    two = await client.post("/internal/v1/context-engine/contributions", json=payload, headers=headers)
+    one = await workspace.internal.post("/internal/v1/context-engine/contributions", json=payload, headers=headers)
+    two = await workspace.internal.post("/internal/v1/context-engine/contributions", json=payload, headers=headers)
     assert two.headers.get("idempotent-replayed") == "true" and one.content == two.content
 
 
 async def test_concurrent_contributions_on_one_term_make_one_entry(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    providers = [await register(client, workspace, f"bot-{i}") for i in range(4)]
+    providers = [await register(workspace, f"bot-{i}") for i in range(4)]
     project = workspace.projects["BETA"]
     answers = await asyncio.gather(
         *(
-            contribute(
-                client, workspace, body(p, project, "Data residency", f"View {i}.", items=[evidence(ref=f"r{i}")])
-            )
+            contribute(workspace, body(p, project, "Data residency", f"View {i}.", items=[evidence(ref=f"r{i}")]))
             for i, p in enumerate(providers)
         )
     )
@@ -237,8 +230,8 @@ async def test_concurrent_contributions_on_one_term_make_one_entry(
 async def test_contributions_are_checked_field_by_field_and_write_nothing_when_refused(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar", capabilities=["risks"])
-    money = await register(client, workspace, "ledger", classification="financial", capabilities=["risks"])
+    provider = await register(workspace, "risk-radar", capabilities=["risks"])
+    money = await register(workspace, "ledger", classification="financial", capabilities=["risks"])
     project = workspace.projects["ALPHA"]
     good = body(provider, project, "Term", "Summary.")
     builtin = await db.fetchrow(
@@ -267,7 +260,6 @@ async def test_contributions_are_checked_field_by_field_and_write_nothing_when_r
         ({**good, "generated_at": "2999-01-01T00:00:00Z"}, 422, "generated_at"),
         ({**good, "provider_id": "prov_nope"}, 422, "provider_id"),
         ({**good, "provider_id": builtin["id"]}, 422, "provider_id"),
-        ({**good, "project_id": "prj_nope"}, 422, "project_id"),
         ({**good, "supersedes": "pkg_nope"}, 422, "supersedes"),
         ({**good, "supersedes": "nonsense"}, 422, "supersedes"),
         (
@@ -277,7 +269,7 @@ async def test_contributions_are_checked_field_by_field_and_write_nothing_when_r
         ),
     ]
     for payload, status, path in cases:
-        response = await client.post(
+        response = await workspace.internal.post(
             "/internal/v1/context-engine/contributions",
             json=payload,
             headers=workspace.headers(await workspace.provider_key(), **idem()),
@@ -288,7 +280,7 @@ async def test_contributions_are_checked_field_by_field_and_write_nothing_when_r
     assert await context_events(workspace) == []
     count = await db.fetchrow("SELECT count(*) AS n FROM context_contributions WHERE workspace_id = $1", workspace.id)
     assert count is not None and count["n"] == 0
-    missing_key = await client.post(
+    missing_key = await workspace.internal.post(
         "/internal/v1/context-engine/contributions",
         json=good,
         headers=workspace.headers(await workspace.provider_key()),
@@ -299,11 +291,11 @@ async def test_contributions_are_checked_field_by_field_and_write_nothing_when_r
 async def test_providers_register_by_name_and_keep_their_classification(
     client: httpx.AsyncClient, workspace: Workspace
 ) -> None:
-    first = await register(client, workspace, "risk-radar", capabilities=["risks"])
+    first = await register(workspace, "risk-radar", capabilities=["risks"])
     assert first["id"].startswith("prov_") and first["builtin"] is False
-    again = await register(client, workspace, "risk-radar", capabilities=["risks", "blockers"], expect=200)
+    again = await register(workspace, "risk-radar", capabilities=["risks", "blockers"], expect=200)
     assert again["id"] == first["id"] and again["capabilities"] == ["risks", "blockers"]
-    refused = await client.post(
+    refused = await workspace.internal.post(
         "/internal/v1/context-engine/providers",
         json={"name": "risk-radar", "classification": "financial", "capabilities": ["risks"]},
         headers=workspace.headers(await workspace.provider_key(), **idem()),
@@ -317,13 +309,13 @@ async def test_providers_register_by_name_and_keep_their_classification(
         ({"name": "ok", "classification": "delivery", "capabilities": ["mind_reading"]}, "capabilities[0]"),
         ({"name": "ok", "classification": "delivery", "capabilities": ["risks"], "authority": "god"}, "authority"),
     ):
-        response = await client.post(
+        response = await workspace.internal.post(
             "/internal/v1/context-engine/providers",
             json=payload,
             headers=workspace.headers(await workspace.provider_key(), **idem()),
         )
         assert response.status_code == 422 and response.json()["errors"][0]["path"] == path, response.text
-    listed = await client.get(
+    listed = await workspace.internal.get(
         "/internal/v1/context-engine/providers", headers=workspace.headers(await workspace.provider_key())
     )
     assert [p["name"] for p in listed.json()["data"]] == ["risk-radar"]
@@ -332,8 +324,8 @@ async def test_providers_register_by_name_and_keep_their_classification(
 async def test_a_customer_key_with_every_scope_cannot_reach_the_internal_api(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
-    done = await contribute(client, workspace, body(provider, workspace.projects["ALPHA"], "T", "S."))
+    provider = await register(workspace, "risk-radar")
+    done = await contribute(workspace, body(provider, workspace.projects["ALPHA"], "T", "S."))
     customers = [
         await workspace.key("boss", admin=True),
         await workspace.key("lead", memberships={"ALPHA": "lead"}),
@@ -355,16 +347,24 @@ async def test_a_customer_key_with_every_scope_cannot_reach_the_internal_api(
     for key in [*customers, None]:
         for method, path, payload in requests:
             headers = {**(workspace.headers(key) if key else {}), **idem()}
-            response = await client.request(method, path, json=payload, headers=headers)
+            response = await workspace.internal.request(method, path, json=payload, headers=headers)
+            assert response.status_code == 404 and response.json()["code"] == "not_found", (path, response.text)
+    # The public listener has no internal API at all, whoever asks.
+    for key in [*customers, await workspace.provider_key()]:
+        for method, path, payload in requests:
+            response = await client.request(method, path, json=payload, headers={**workspace.headers(key), **idem()})
             assert response.status_code == 404 and response.json()["code"] == "not_found", (path, response.text)
     assert len(await context_events(workspace)) == 2  # only the provider's own contribution
     reader = await workspace.provider_key("reader", ["context-engine:read"])
-    refused = await client.get(
+    refused = await workspace.internal.get(
         f"/internal/v1/context-engine/contributions/{done['id']}", headers=workspace.headers(reader)
     )
     assert refused.status_code == 403 and refused.json()["required_scope"] == "context-engine:contribute"
     seen = await get(
-        client, workspace, await workspace.provider_key(), f"/internal/v1/context-engine/contributions/{done['id']}"
+        workspace.internal,
+        workspace,
+        await workspace.provider_key(),
+        f"/internal/v1/context-engine/contributions/{done['id']}",
     )
     assert seen["data"]["state"] == "applied" and seen["data"]["contribution"]["term"] == "T"
 
@@ -372,9 +372,9 @@ async def test_a_customer_key_with_every_scope_cannot_reach_the_internal_api(
 async def test_contribution_workflows_are_searchable_by_workspace_and_subject(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any, temporal_client: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     project = workspace.projects["BETA"]
-    done = await contribute(client, workspace, body(provider, project, "Searchable", "In the Temporal UI."))
+    done = await contribute(workspace, body(provider, project, "Searchable", "In the Temporal UI."))
     query = f"GroundworkWorkspace = '{workspace.id}' AND GroundworkSubject = '{project}'"
     for _ in range(100):
         found = [w.id async for w in temporal_client.list_workflows(query)]

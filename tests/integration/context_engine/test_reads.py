@@ -25,19 +25,17 @@ EVIDENCE_KEYS = {"id", "provider", "capability", "asOf", "freshness", "reference
 
 
 async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, Any]:
-    radar = await register(client, workspace, "risk-radar", capabilities=["risks", "blockers", "decisions"])
-    audit = await register(client, workspace, "audit-bot", capabilities=["risks"], authority="canonical")
+    radar = await register(workspace, "risk-radar", capabilities=["risks", "blockers", "decisions"])
+    audit = await register(workspace, "audit-bot", capabilities=["risks"], authority="canonical")
     alpha, beta = workspace.projects["ALPHA"], workspace.projects["BETA"]
     fresh = await contribute(
-        client, workspace, body(radar, alpha, "Settlement timeouts", "SFTP banner timeouts break settlement.")
+        workspace, body(radar, alpha, "Settlement timeouts", "SFTP banner timeouts break settlement.")
     )
     old = await contribute(
-        client,
         workspace,
         body(radar, alpha, "Legacy vault", "The vault licence lapses.", items=[evidence(as_of=days_ago(40))]),
     )
     aging = await contribute(
-        client,
         workspace,
         body(
             radar,
@@ -117,17 +115,15 @@ async def test_package_lists_filter_and_page_newest_first(
 async def test_package_search_ranks_counts_and_pages(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     alpha = workspace.projects["ALPHA"]
     ids = []
     for i in range(5):
         text = "okapi " * (5 - i) + f"note {i}"
         ids.append(
-            (
-                await contribute(
-                    client, workspace, body(provider, alpha, f"Okapi {i}", text, items=[evidence(ref=f"r{i}")])
-                )
-            )["entryId"]
+            (await contribute(workspace, body(provider, alpha, f"Okapi {i}", text, items=[evidence(ref=f"r{i}")])))[
+                "entryId"
+            ]
         )
     key = await workspace.key(admin=True)
     page = await get(client, workspace, key, "/api/v1/context-engine/search", query="okapi", limit=2)
@@ -211,7 +207,7 @@ async def test_providers_count_cover_and_age_over_what_the_caller_sees(
     # A risk package of ALPHA: audit-bot speaks to risks but is not active there, so it is not "missing".
     package = (await get(client, workspace, admin, f"/api/v1/context-engine/{seeded['fresh']['entryId']}"))["data"]
     assert package["coverage"]["missing"] == []
-    await contribute(client, workspace, body(seeded["audit"], workspace.projects["ALPHA"], "Audit", "Audit trail gap."))
+    await contribute(workspace, body(seeded["audit"], workspace.projects["ALPHA"], "Audit", "Audit trail gap."))
     package = (await get(client, workspace, admin, f"/api/v1/context-engine/{seeded['fresh']['entryId']}"))["data"]
     assert package["coverage"]["missing"] == ["audit-bot"]
 

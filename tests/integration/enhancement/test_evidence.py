@@ -29,7 +29,7 @@ async def test_drafts_cite_corpus_passages_of_the_project(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
     key = await workspace.key("owner", admin=True)
-    await contribute(client, workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    await contribute(workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
     run = (await create_run(client, workspace, key, work_item["id"], ["requirements", "risk_check"])).json()["data"]
     requirements = next(d for d in run["drafts"] if d["field"] == "requirements")
     passages = [r for r in requirements["evidenceRefs"] if r["kind"] == "passage"]
@@ -44,7 +44,7 @@ async def test_drafts_cite_corpus_passages_of_the_project(
 async def test_a_requester_without_context_read_gets_no_corpus_evidence(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
-    await contribute(client, workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    await contribute(workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
     guest = await workspace.key("guest", memberships={"ALPHA": "guest"})
     run = (await create_run(client, workspace, guest, work_item["id"], ["requirements"])).json()["data"]
     assert run["state"] == "ready_for_review"
@@ -57,11 +57,10 @@ async def test_drafts_cite_matching_ready_context_packages_of_the_project(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
     key = await workspace.key("owner", admin=True)
-    radar = await register(client, workspace, "risk-radar", capabilities=["risks"])
-    ledger = await register(client, workspace, "ledger", "financial", ["risks"])
+    radar = await register(workspace, "risk-radar", capabilities=["risks"])
+    ledger = await register(workspace, "ledger", "financial", ["risks"])
     alpha = workspace.projects["ALPHA"]
     package = await contribute_package(
-        client,
         workspace,
         body(
             radar,
@@ -71,12 +70,10 @@ async def test_drafts_cite_matching_ready_context_packages_of_the_project(
         ),
     )
     secret = await contribute_package(
-        client,
         workspace,
         body(ledger, alpha, "Card token budget", "The card token migration must save cards within the PSP budget."),
     )
     other = await contribute_package(
-        client,
         workspace,
         body(radar, workspace.projects["BETA"], "Card tokens in beta", "Card tokens must be saved in beta too."),
     )

@@ -14,11 +14,10 @@ from tests.integration.notifications.conftest import People, inbox, relay_pass
 async def _supersede(
     client: httpx.AsyncClient, people: People, term: str, classification: str = "delivery"
 ) -> tuple[str, str]:
-    provider = await register(client, people.workspace, f"radar-{classification}", classification=classification)
+    provider = await register(people.workspace, f"radar-{classification}", classification=classification)
     project = people.workspace.projects["ALPHA"]
-    old = await contribute(client, people.workspace, body(provider, project, term, f"{term} slips a week."))
+    old = await contribute(people.workspace, body(provider, project, term, f"{term} slips a week."))
     new = await contribute(
-        client,
         people.workspace,
         body(provider, project, term, f"{term} slips a month.", supersedes=old["entryId"]),
     )

@@ -54,8 +54,10 @@ async def test_a_completed_run_notifies_its_requester_and_sends_the_signed_creat
     relay: OutboxRelay,  # noqa: F811
     receivers: Callable[[], Awaitable[Receiver]],  # noqa: F811
 ) -> None:
-    receiver = await receivers()
-    endpoint = await create_endpoint(client, people.workspace, people.dana.key, receiver.url, ["notification.created"])
+    receiver, admins = await receivers(), await receivers()
+    # A notification is its recipient's alone: Alice's endpoint hears of it, the admin's does not.
+    endpoint = await create_endpoint(client, people.workspace, people.alice.key, receiver.url, ["notification.created"])
+    await create_endpoint(client, people.workspace, people.dana.key, admins.url, ["notification.created"])
     item = await _work_item(client, people, [])
     run = (await create_run(client, people.workspace, people.alice.key, item["id"], ["requirements"])).json()["data"]
     assert run["state"] == "ready_for_review"
@@ -80,6 +82,7 @@ async def test_a_completed_run_notifies_its_requester_and_sends_the_signed_creat
         "status": "unread",
         "created_at": notification["createdAt"],
     }
+    assert admins.requests == []
 
 
 async def test_a_failed_run_notifies_its_requester(
@@ -95,6 +98,7 @@ async def test_a_failed_run_notifies_its_requester(
             resource_type="work_item_enhancement_run",
             resource_id=run["id"],
             actor_id=people.alice.id,
+            project_id=item["projectId"],
             payload={
                 "run_id": run["id"],
                 "action": "estimate",
@@ -144,7 +148,7 @@ async def test_a_disabled_webhook_endpoint_notifies_every_workspace_admin(
     receiver = await receivers()
     receiver.default_status = 410
     endpoint = await create_endpoint(client, people.workspace, people.dana.key, receiver.url, ["notification.*"])
-    await start_thread(client, people, people.alice, [people.bob])  # its notification.created meets the 410
+    await start_thread(client, people, people.alice, [people.dana])  # Dana's notification.created meets the 410
 
     async def told(key: str) -> bool:
         listed = (await client.get("/api/v1/notifications", headers=people.workspace.headers(key))).json()["data"]

@@ -11,7 +11,6 @@ from tests.conftest import Workspace, idem
 
 
 async def contribute(
-    client: httpx.AsyncClient,
     workspace: Workspace,
     project: str,
     uri: str,
@@ -26,7 +25,7 @@ async def contribute(
         body["content_base64"] = base64.b64encode(content).decode()
     else:
         body["content"] = content
-    response = await client.post(
+    response = await workspace.internal.post(
         "/internal/v1/corpus/sources",
         params={"wait": 30},
         json=body,

@@ -45,7 +45,7 @@ async def test_a_changed_source_is_findable_at_every_step_of_its_re_ingest_and_c
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
     key = await workspace.key(admin=True)
-    first = await contribute(client, workspace, "ALPHA", "relay.md", _document("spring", 12), kind="text")
+    first = await contribute(workspace, "ALPHA", "relay.md", _document("spring", 12), kind="text")
     old_version = first["version"]["id"]
 
     async def served() -> set[str]:
@@ -81,7 +81,7 @@ async def test_a_search_loop_never_comes_back_empty_while_the_new_version_activa
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
     key = await workspace.key(admin=True)
-    await contribute(client, workspace, "ALPHA", "relay.md", _document("winter", 3), kind="text")
+    await contribute(workspace, "ALPHA", "relay.md", _document("winter", 3), kind="text")
     answers: list[dict[str, Any]] = []
     stop = asyncio.Event()
 
@@ -93,7 +93,7 @@ async def test_a_search_loop_never_comes_back_empty_while_the_new_version_activa
     try:
         for season, paragraphs in (("summer", 5), ("harvest", 2), ("thaw", 4)):
             # Through the provider API and the worker's CorpusIngestWorkflow: segment, publish, index, activate.
-            done = await contribute(client, workspace, "ALPHA", "relay.md", _document(season, paragraphs), kind="text")
+            done = await contribute(workspace, "ALPHA", "relay.md", _document(season, paragraphs), kind="text")
             assert done["version"]["status"] == "active"
     finally:
         stop.set()

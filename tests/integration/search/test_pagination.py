@@ -33,7 +33,7 @@ async def test_pagination_visits_every_hit_once_in_score_order(
     key = await workspace.key(admin=True)
     # Different paragraph lengths and repetitions give different scores; the repeated ones tie.
     paragraphs = [f"Ledger entry {i}: " + "ledger " * (i % 5) + "reconciled against the settlement." for i in range(45)]
-    await contribute(client, workspace, "ALPHA", "ledger.md", "\n\n".join(paragraphs))
+    await contribute(workspace, "ALPHA", "ledger.md", "\n\n".join(paragraphs))
 
     pages = await _pages(client, workspace, key, "ledger", limit=7)
     ids = [p["id"] for page in pages for p in page["data"]]
@@ -56,7 +56,7 @@ async def test_a_forged_cursor_position_is_a_400_not_a_500(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any, forged: dict[str, Any]
 ) -> None:
     key = await workspace.key(admin=True)
-    await contribute(client, workspace, "ALPHA", "kites.md", "\n\n".join(f"Kite {i} flies." for i in range(5)))
+    await contribute(workspace, "ALPHA", "kites.md", "\n\n".join(f"Kite {i} flies." for i in range(5)))
     first = await search(client, workspace, key, "kite", limit=2)
     cursor = first["page"]["next_cursor"]
     position = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
@@ -72,7 +72,7 @@ async def test_hits_beyond_the_cap_are_unreachable_and_reported_as_truncated(
     key = await workspace.key(admin=True)
     count = MAX_REACHABLE_HITS + 5
     body = "\n\n".join(f"Anvil {i}." for i in range(count))
-    await contribute(client, workspace, "BETA", "anvils.txt", body, kind="text")
+    await contribute(workspace, "BETA", "anvils.txt", body, kind="text")
     pages, cursor = [], None
     while True:
         answer = await search(

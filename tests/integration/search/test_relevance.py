@@ -18,7 +18,7 @@ async def test_the_paragraph_under_a_matching_heading_ranks_above_a_code_block_t
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
     key = await workspace.key(admin=True)
-    await contribute(client, workspace, "ALPHA", "runbooks/settlement-job-failures.md", RUNBOOK)
+    await contribute(workspace, "ALPHA", "runbooks/settlement-job-failures.md", RUNBOOK)
     hits = (await search(client, workspace, key, "settlement timeout", limit=10))["data"]
     first = hits[0]
     assert first["section"] == "Runbook: nightly settlement job failures > Known failure: SFTP timeout"
@@ -34,14 +34,11 @@ async def test_a_title_match_lifts_a_documents_passages_above_a_mere_mention(
 ) -> None:
     key = await workspace.key(admin=True)
     await contribute(
-        client,
         workspace,
         "ALPHA",
         "vault.md",
         "# Card vault rotation\n\nKeys are replaced every quarter by the platform team.",
     )
-    await contribute(
-        client, workspace, "ALPHA", "notes.md", "# Weekly notes\n\nThe vault came up briefly; rotation later."
-    )
+    await contribute(workspace, "ALPHA", "notes.md", "# Weekly notes\n\nThe vault came up briefly; rotation later.")
     hits = (await search(client, workspace, key, "vault rotation"))["data"]
     assert [h["source"]["uri"] for h in hits] == ["vault.md", "notes.md"]

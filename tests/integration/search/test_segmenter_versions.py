@@ -28,7 +28,7 @@ async def test_inactive_segmenter_version_never_surfaces_until_activated(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any, temporal_client: Any, settings: Any
 ) -> None:
     key = await workspace.key(admin=True)
-    added = await contribute(client, workspace, "ALPHA", "audit.md", f"# Audit\n\n{LONG}\n\nShort closing note.")
+    added = await contribute(workspace, "ALPHA", "audit.md", f"# Audit\n\n{LONG}\n\nShort closing note.")
     version_id = added["version"]["id"]
     before = await search(client, workspace, key, "tokenisation", limit=100)
     assert {p["segmenterVersion"] for p in before["data"]} == {"paragraph@1"}
@@ -53,7 +53,7 @@ async def test_inactive_segmenter_version_never_surfaces_until_activated(
         assert all(len(p["text"]) <= 600 for p in after["data"])
 
         # A source ingested while paragraph@2 serves is cut by it.
-        fresh = await contribute(client, workspace, "ALPHA", "fresh.md", "Fresh tokenisation guidance.")
+        fresh = await contribute(workspace, "ALPHA", "fresh.md", "Fresh tokenisation guidance.")
         assert fresh["version"]["passageCount"] == 1
         [hit] = (await search(client, workspace, key, "guidance"))["data"]
         assert hit["segmenterVersion"] == "paragraph@2"

@@ -40,8 +40,8 @@ async def _subjects(workspace: Workspace) -> dict[str, tuple[str, str]]:
 
 
 async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> None:
-    await contribute(client, workspace, "ALPHA", "alpha.md", "Zephyrine rollout for project alpha.")
-    await contribute(client, workspace, "BETA", "beta.md", "Zephyrine rollout for project beta, confidential.")
+    await contribute(workspace, "ALPHA", "alpha.md", "Zephyrine rollout for project alpha.")
+    await contribute(workspace, "BETA", "beta.md", "Zephyrine rollout for project beta, confidential.")
 
 
 async def test_rest_fan_out_reaches_only_projects_with_context_read(

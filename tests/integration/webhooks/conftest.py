@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +17,7 @@ import uvicorn
 from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
+from groundwork.services import webhook_targets
 from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace, free_port, idem
 
@@ -128,8 +129,41 @@ async def relay(worker: Any, temporal_client: Any, webhook_settings: Settings) -
     await task
 
 
-async def emit(workspace: Workspace, type: str, payload: dict[str, Any] | None = None) -> str:
-    """Commit one event the way a domain change does; returns its id."""
+class FakeDns:
+    """A resolver for the target checks (`webhook_targets.use_resolver`): names map to scripted answers."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, list[str]] = {}
+        self.lookups: list[str] = []
+
+    async def __call__(self, host: str, port: int) -> list[str]:
+        self.lookups.append(host)
+        if host not in self.answers:
+            raise webhook_targets.ResolutionFailed(f"DNS lookup of {host} failed: no such name")
+        return list(self.answers[host])
+
+
+@pytest.fixture
+def dns() -> Iterator[FakeDns]:
+    """Every target check in this process (API and worker) resolves through a scripted DNS."""
+    fake = FakeDns()
+    with webhook_targets.use_resolver(fake):
+        yield fake
+
+
+async def emit(
+    workspace: Workspace,
+    type: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    project_id: str | None = None,
+    private_to: str | None = None,
+) -> str:
+    """Commit one event the way a domain change does; returns its id.
+
+    Without `project_id` or `private_to` the event is about the workspace as a whole, which only
+    endpoints of workspace admins receive.
+    """
     resource_type = type.split(".", 1)[0]
     async with db.transaction():
         return await outbox.append_event(
@@ -140,6 +174,8 @@ async def emit(workspace: Workspace, type: str, payload: dict[str, Any] | None =
             actor_id=workspace.principals.get("admin"),
             payload=payload or {"n": 1},
             occurred_at=datetime.now(UTC),
+            project_id=project_id,
+            private_to=private_to,
         )
 
 

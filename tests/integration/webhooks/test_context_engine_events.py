@@ -23,11 +23,10 @@ async def test_contribution_events_are_delivered_signed_with_the_evolution_resou
     key = await workspace.key(admin=True)
     receiver = await receivers()
     endpoint = await create_endpoint(client, workspace, key, receiver.url, ["context_engine.*"])
-    provider = await register(client, workspace, "risk-radar")
+    provider = await register(workspace, "risk-radar")
     alpha = workspace.projects["ALPHA"]
-    old = await contribute(client, workspace, body(provider, alpha, "Vendor", "Renews yearly."))
+    old = await contribute(workspace, body(provider, alpha, "Vendor", "Renews yearly."))
     new = await contribute(
-        client,
         workspace,
         body(provider, alpha, "Vendor", "Renews monthly.", items=[evidence(ref="e2")], supersedes=old["entryId"]),
     )

@@ -244,8 +244,12 @@ async def test_redeliver_sends_the_same_event_again(
         "data"
     ]
     assert [(a["number"], a["redelivery"]) for a in data["attempts"]] == [(1, 0), (2, 1)]
-    runs = [w async for w in temporal_client.list_workflows(f"WorkflowId = '{delivery['temporal']['workflowId']}'")]
-    assert len(runs) == 2  # one run per generation, same workflow id
+    # Each generation is its own workflow: the redelivery's id is the first one's with `_r1`.
+    first_id = delivery["temporal"]["workflowId"]
+    assert data["temporal"]["workflowId"] == f"{first_id}_r1"
+    for workflow_id in (first_id, f"{first_id}_r1"):
+        runs = [w async for w in temporal_client.list_workflows(f"WorkflowId = '{workflow_id}'")]
+        assert len(runs) == 1, workflow_id
 
 
 async def test_redeliver_is_refused_while_a_delivery_is_still_retrying(

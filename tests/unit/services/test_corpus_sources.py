@@ -38,8 +38,8 @@ class _Temporal:
 async def test_an_ingest_that_fails_while_waiting_is_accepted_not_a_server_error(
     monkeypatch: pytest.MonkeyPatch, error: BaseException
 ) -> None:
-    async def project(project_id: str) -> dict[str, Any]:
-        return {"id": project_id, "workspace_id": "wsp_1", "key": "A", "name": "A"}
+    async def writable(*_: Any) -> None:
+        return None  # the provider may write the project
 
     async def receive(*_: Any, **__: Any) -> corpus_sources.Received:
         return corpus_sources.Received("added", "src_1", "ver_1")
@@ -51,7 +51,7 @@ async def test_an_ingest_that_fails_while_waiting_is_accepted_not_a_server_error
         assert version_id == "ver_1"
         return VERSION
 
-    monkeypatch.setattr(corpus_sources.repo, "project_by_id", project)
+    monkeypatch.setattr(corpus_sources, "require_project_permission", writable)
     monkeypatch.setattr(corpus_sources, "receive_source", receive)
     monkeypatch.setattr(corpus_sources, "start_ingest", start)
     monkeypatch.setattr(corpus_sources.repo, "version_summary", summary)

@@ -1,0 +1,44 @@
+"""One place where every GraphQL error gets its stable code, and nothing unforeseen reaches a client."""
+
+from __future__ import annotations
+
+import logging
+
+import asyncpg
+from graphql.error import GraphQLError
+from strawberry.extensions import MaskErrors
+
+from groundwork.domain.errors import GroundworkError, UnusableValue
+
+log = logging.getLogger("groundwork.api.graphql")
+
+
+class CodedErrors(MaskErrors):
+    """A resolver's domain error carries its `code` (as REST's problem does); a value the database refused
+    is 400 `invalid_request`; anything else is `internal_error` with its details left in the log."""
+
+    def __init__(self) -> None:
+        super().__init__(error_message="Something went wrong on our side.")
+
+    def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
+        return [self._coded(error) for error in errors]
+
+    def _coded(self, error: GraphQLError) -> GraphQLError:
+        original = error.original_error
+        if original is None or isinstance(original, GraphQLError):
+            return error  # a query the schema refused, or a resolver's own coded error
+        if isinstance(original, asyncpg.DataError):
+            original = UnusableValue("a value cannot be stored or compared")
+        if isinstance(original, GroundworkError):
+            return GraphQLError(
+                original.detail,
+                nodes=error.nodes,
+                source=error.source,
+                positions=error.positions,
+                path=error.path,
+                extensions={"code": original.code, **original.extra},
+            )
+        log.error("unexpected error in GraphQL at %s", error.path, exc_info=original)
+        masked = self.anonymise_error(error)
+        masked.extensions = {"code": "internal_error"}
+        return masked
