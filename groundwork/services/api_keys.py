@@ -31,6 +31,11 @@ def forget_cached_keys() -> None:
     _unknown_keys.invalidate()
 
 
+def cached_keys_generation() -> int:
+    """How many times this process's key caches were dropped (moves when an invalidation lands)."""
+    return _known_keys.generation
+
+
 @dataclass(frozen=True)
 class IssuedKey:
     """A new key: the secret shown once, and its record id."""
