@@ -28,6 +28,7 @@ from groundwork.api.idempotency import IdempotencyMiddleware
 from groundwork.api.internal.context_engine import ContextContributionController, ContextProviderController
 from groundwork.api.internal.corpus import CorpusSourceController
 from groundwork.api.mcp.server import build_mcp_server, current_principal
+from groundwork.api.openapi_problems import document_problems
 from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
 from groundwork.api.rest.connected_apps import ConnectedAppController
 from groundwork.api.rest.context_engine import ContextEngineController, ContextQueryController
@@ -146,6 +147,7 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
         ),
         debug=False,
     )
+    document_problems(app)
     app.state.settings = settings
     app.state.temporal = temporal
     return app
@@ -178,6 +180,7 @@ def create_internal_app(
         ),
         debug=False,
     )
+    document_problems(app)
     app.state.settings = settings
     app.state.temporal = temporal
     return app

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
+from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
 from groundwork.api.resources import artifact_resource, draft_resource, run_resource
@@ -16,7 +17,18 @@ from groundwork.services import operations
 
 READ = {"scope": SCOPE_READ}
 # The range (0-30) is checked by the service, so every transport answers 422 `validation_failed` alike.
-Wait = Parameter(query="wait", default=None, description="Seconds to wait for the run (0-30, default 10).")
+Wait = Parameter(
+    query="wait",
+    default=None,
+    description="Seconds to wait for the run (0-30, default 10).",
+    schema_extra={"minimum": 0, "maximum": 30},
+)
+# Not finished within the wait: the run carries on; `Location` names its operation.
+PENDING = {
+    202: ResponseSpec(
+        dict[str, Any], description="Accepted, still running: poll `Location` (`/api/v1/operations/{run_id}`)."
+    )
+}
 
 
 def _idempotency_key(request: Request[Principal, Any, Any]) -> str | None:
@@ -59,7 +71,13 @@ class EnhancementRunController(Controller):
     path = "/api/v1/work-item-enhancements"
     tags = ["work item enhancement"]
 
-    @post("/", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Create a run", status_code=201)
+    @post(
+        "/",
+        opt={"scope": SCOPE_RUN, "idempotent": True},
+        summary="Create a run",
+        status_code=201,
+        responses=PENDING,
+    )
     async def create_run(
         self, request: Request[Principal, Any, Any], data: CreateRunBody, wait: int | None = Wait
     ) -> Response[dict[str, Any]]:
@@ -90,7 +108,11 @@ class EnhancementRunController(Controller):
         return {"data": run_resource(await service.load_run(request.user, run_id))}
 
     @post(
-        "/{run_id:str}/actions", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Run one action", status_code=200
+        "/{run_id:str}/actions",
+        opt={"scope": SCOPE_RUN, "idempotent": True},
+        summary="Run one action",
+        status_code=200,
+        responses=PENDING,
     )
     async def run_action(
         self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody, wait: int | None = Wait
@@ -136,6 +158,7 @@ class EnhancementRunController(Controller):
         opt={"scope": SCOPE_APPLY, "idempotent": True},
         summary="Apply selected drafts to the work item",
         status_code=200,
+        responses=PENDING,
     )
     async def apply(
         self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get
+from litestar.openapi import ResponseSpec
 
 from groundwork.persistence import db
 
@@ -14,7 +15,12 @@ async def live() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@get("/health/ready", opt={"auth": "public"}, summary="PostgreSQL and Temporal are reachable")
+@get(
+    "/health/ready",
+    opt={"auth": "public"},
+    summary="PostgreSQL and Temporal are reachable",
+    responses={503: ResponseSpec(dict[str, Any], description="A dependency is down: `checks` names it.")},
+)
 async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     checks = {"postgres": await db.ping(), "temporal": await request.app.state.temporal.healthy()}
     ok = all(checks.values())
