@@ -18,6 +18,7 @@ from http import HTTPStatus
 from typing import Any
 
 from litestar import Litestar
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import (
     Components,
     OpenAPI,
@@ -30,7 +31,6 @@ from litestar.openapi.spec import (
     Reference,
     Schema,
 )
-from litestar.handlers import HTTPRouteHandler
 from litestar.routes import HTTPRoute
 
 from groundwork.api.auth import OPTIONAL_PATHS, PUBLIC_PATHS
