@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 SEED = 20261123
 MAX_EXAMPLES = 15
 # The whole run's budget: fuzzing and stateful testing stop there (the coverage phase runs whole).
-MAX_SECONDS = 60
+MAX_SECONDS = 50
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 
 

@@ -12,6 +12,7 @@ from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
 from groundwork.api.graphql.errors import CodedErrors
+from groundwork.api.graphql.limits import query_limits
 
 
 @strawberry.type
@@ -65,7 +66,7 @@ class Mutation:
     apply_notification_change: nt.NotificationPayload = strawberry.mutation(resolver=nt.apply_notification_change)
 
 
-schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[CodedErrors])
+schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[*query_limits(), CodedErrors])
 
 GraphQLController = make_graphql_controller(
     schema, path="/graphql", context_getter=context_getter, graphql_ide="graphiql"
