@@ -147,6 +147,23 @@ def _problem_response(status: int) -> OpenAPIResponse:
     )
 
 
+def _query_value(parameter: Parameter) -> None:
+    """A query string carries no null (an absent parameter is the default) and no empty value (refused)."""
+    schema = parameter.schema
+    if not isinstance(schema, Schema) or not schema.one_of:
+        return
+    arms = [arm for arm in schema.one_of if not (isinstance(arm, Schema) and arm.type == OpenAPIType.NULL)]
+    if len(arms) != 1 or not isinstance(arms[0], Schema):
+        return
+    arm = arms[0]
+    for name in ("minimum", "maximum", "enum", "pattern", "format", "min_length", "max_length", "description"):
+        if getattr(schema, name, None) is not None and getattr(arm, name, None) is None:
+            setattr(arm, name, getattr(schema, name))
+    if arm.type == OpenAPIType.STRING and arm.min_length is None and not arm.enum:
+        arm.min_length = 1
+    parameter.schema = arm
+
+
 def _operations(app: Litestar) -> Iterable[tuple[str, str, HTTPRouteHandler]]:
     for route in app.routes:
         if not isinstance(route, HTTPRoute):
@@ -173,6 +190,9 @@ def document_problems(app: Litestar) -> OpenAPI:
         operation = getattr(item, method.lower(), None) if item is not None else None
         if not isinstance(operation, Operation):
             continue
+        for parameter in operation.parameters or []:
+            if isinstance(parameter, Parameter) and parameter.param_in == "query":
+                _query_value(parameter)
         if opt.get("idempotent") and method == "POST":
             parameters = [p for p in operation.parameters or [] if getattr(p, "name", "") != "Idempotency-Key"]
             operation.parameters = [*parameters, idempotency_key_parameter()]

@@ -10,6 +10,7 @@ from litestar.params import Parameter
 
 from groundwork.domain.principals import Principal
 from groundwork.domain.times import timestamp
+from groundwork.domain.webhooks import DELIVERY_STATUSES, EVENT_TYPES
 from groundwork.services import webhooks as service
 
 MANAGE = {"scope": "webhooks:manage"}
@@ -158,8 +159,8 @@ class WebhookEndpointController(Controller):
         self,
         request: Request[Principal, Any, Any],
         endpoint_id: str,
-        status: str | None = None,
-        event_type: str | None = None,
+        status: str | None = Parameter(default=None, schema_extra={"enum": list(DELIVERY_STATUSES)}),
+        event_type: str | None = Parameter(default=None, schema_extra={"enum": sorted(EVENT_TYPES)}),
         limit: int | None = Parameter(default=None, ge=1, le=100),
         cursor: str | None = None,
     ) -> dict[str, Any]:
