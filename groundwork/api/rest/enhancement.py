@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented
 from groundwork.api.resources import artifact_resource, draft_resource, run_resource
-from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
+from groundwork.domain.enhancement.model import (
+    ACTIONS,
+    MAX_ACTIONS,
+    MAX_INSTRUCTIONS,
+    SCOPE_APPLY,
+    SCOPE_READ,
+    SCOPE_RUN,
+)
 from groundwork.domain.principals import Principal
 from groundwork.services import enhancement as service
 from groundwork.services import operations
@@ -35,26 +43,36 @@ def _idempotency_key(request: Request[Principal, Any, Any]) -> str | None:
     return request.headers.get("idempotency-key")
 
 
+Action = Annotated[str, documented(enum=list(ACTIONS))]
+Instructions = Annotated[str, documented(maxLength=MAX_INSTRUCTIONS)]
+Actions = Annotated[
+    list[str],
+    documented(items={"type": "string", "enum": list(ACTIONS)}, minItems=1, maxItems=MAX_ACTIONS, uniqueItems=True),
+]
+TargetType = Annotated[str, documented(enum=["work_item"])]
+DraftIds = Annotated[list[str], documented(minItems=1, maxItems=50)]
+
+
 class Target(msgspec.Struct, forbid_unknown_fields=True):
-    type: str
+    type: TargetType
     id: str
 
 
 class CreateRunBody(msgspec.Struct, forbid_unknown_fields=True):
     target: Target
-    actions: list[str]
-    instructions: str | None = None
+    actions: Actions
+    instructions: Instructions | None = None
     confirm: bool | None = None
 
 
 class RunActionBody(msgspec.Struct, forbid_unknown_fields=True):
-    action: str
-    instructions: str | None = None
+    action: Action
+    instructions: Instructions | None = None
     confirm: bool | None = None
 
 
 class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
-    draft_ids: list[str]
+    draft_ids: DraftIds
     expected_target_version: str | None = None
     confirm: bool | None = None
 

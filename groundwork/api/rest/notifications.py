@@ -5,12 +5,13 @@ Contract v0.2 (preview). Every read is self-scoped: another principal's notifica
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, post, put
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented
 from groundwork.api.notification_resources import notification_detail, notification_resource
 from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE, SOURCE_KINDS, STATUSES
 from groundwork.domain.principals import Principal
@@ -24,7 +25,7 @@ OPERATE = {"scope": SCOPE_OPERATE, "idempotent": True}
 
 
 class CommandBody(msgspec.Struct, forbid_unknown_fields=True):
-    expected_version: int | None = None
+    expected_version: Annotated[int, documented(minimum=1)] | None = None
     reason: str | None = None
     confirm: bool | None = None
 

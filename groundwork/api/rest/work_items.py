@@ -8,25 +8,25 @@ import msgspec
 from litestar import Controller, Request, get, patch, post
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented, text
 from groundwork.api.resources import change_resource, project_resource, work_item_resource
 from groundwork.domain.principals import Principal
-from groundwork.domain.work_items import FIELD_NAMES, STATUSES
+from groundwork.domain.work_items import FIELD_NAMES, MAX_TITLE, STATUSES
 from groundwork.services import work_items as service
 
 READ = {"scope": "work-items:read"}
 WRITE = {"scope": "work-items:write"}
 FieldValue = str | int | float | None
 # Documented, not enforced at decoding: the service answers 422 `validation_failed` naming the field.
-Status = Annotated[str, msgspec.Meta(extra_json_schema={"extra": {"enum": list(STATUSES)}})]
-Fields = Annotated[
-    dict[str, FieldValue], msgspec.Meta(extra_json_schema={"extra": {"propertyNames": {"enum": list(FIELD_NAMES)}}})
-]
-Version = Annotated[str, msgspec.Meta(extra_json_schema={"extra": {"format": "date-time"}})]
+Status = Annotated[str, documented(enum=list(STATUSES))]
+Fields = Annotated[dict[str, FieldValue], documented(propertyNames={"enum": list(FIELD_NAMES)})]
+Version = Annotated[str, documented(format="date-time")]
+Title = Annotated[str, text(MAX_TITLE)]
 
 
 class CreateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
     project_id: str
-    title: str
+    title: Title
     status: Status = "backlog"
     sprint: str | None = None
     watchers: list[str] = []
@@ -35,7 +35,7 @@ class CreateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
 
 class UpdateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
     expected_version: Version
-    title: str | msgspec.UnsetType = msgspec.UNSET
+    title: Title | msgspec.UnsetType = msgspec.UNSET
     status: Status | msgspec.UnsetType = msgspec.UNSET
     sprint: str | msgspec.UnsetType | None = msgspec.UNSET
     watchers: list[str] | msgspec.UnsetType = msgspec.UNSET
