@@ -121,3 +121,20 @@ async def test_malformed_and_unknown_documents_answer_coded_errors(
     assert _codes(await _graphql(client, key, "{ noSuchField }")) == ["graphql_validation_failed"]
     answer = await _graphql(client, key, '{ workItems(first: "many") { nodes { id } } }')
     assert _codes(answer) and set(_codes(answer)) == {"graphql_validation_failed"}, answer
+
+
+async def test_a_request_graphql_cannot_take_answers_json_with_a_code(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
+    key = await workspace.key("admin", admin=True)
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    for body in ("{}", "not json", '{"query": "{ viewer { id } }", "variables": "x"}', '{"query": 5}'):
+        response = await client.post("/graphql", content=body, headers=headers)
+        assert response.status_code == 400, (body, response.text)
+        assert response.headers["content-type"].startswith("application/json"), response.headers
+        assert [e["extensions"]["code"] for e in response.json()["errors"]] == ["invalid_request"], response.text
+    mutation_over_get = await client.get(
+        "/graphql", params={"query": "mutation { draftNotificationChange(input: {}) { valid } }"}, headers=headers
+    )
+    assert mutation_over_get.status_code == 400
+    assert mutation_over_get.json()["errors"][0]["extensions"]["code"] == "invalid_request"

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
+from cross_web import HTTPException
+from litestar import Request, Response
+from litestar.enums import MediaType
 from strawberry.litestar import make_graphql_controller
 
 from groundwork.api.graphql import context_engine as ce
@@ -68,6 +73,26 @@ class Mutation:
 
 schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[*query_limits(), CodedErrors])
 
-GraphQLController = make_graphql_controller(
+_StrawberryController = make_graphql_controller(
     schema, path="/graphql", context_getter=context_getter, graphql_ide="graphiql"
 )
+# What a request Strawberry cannot take at all (no query, a body that is not JSON, `variables` that are not
+# an object, a mutation over GET) answers: the status Strawberry chose, the error's code.
+_HTTP_CODES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}
+
+
+class GraphQLController(_StrawberryController):  # type: ignore[valid-type,misc]
+    """Strawberry's controller, answering a refused HTTP request as GraphQL JSON with `extensions.code`
+    instead of plain text."""
+
+    async def execute_request(self, request: Request[Any, Any, Any], context: Any, root_value: Any) -> Response[Any]:
+        """Run the request; a request Strawberry refuses before GraphQL answers a coded error."""
+        try:
+            return await self.run(request, context=context, root_value=root_value)  # type: ignore[no-any-return]
+        except HTTPException as error:
+            code = _HTTP_CODES.get(error.status_code, "invalid_request")
+            return Response(
+                {"data": None, "errors": [{"message": error.reason, "extensions": {"code": code}}]},
+                status_code=error.status_code,
+                media_type=MediaType.JSON,
+            )
