@@ -6,9 +6,10 @@ see, 409 and 422 on state changes, 413 on bodies, 429, 503) is an RFC 9457 probl
 table already implies: whether the route is public, the scope it declares (`opt["scope"]`), whether
 it takes `Idempotency-Key` (`opt["idempotent"]`), whether it takes input and its method. This module
 adds those answers (with the `Problem` schema and `Retry-After` where sent) and the `Idempotency-Key`
-header to the built document, so a new route is documented the moment it is added. A route whose
-extra statuses the table cannot tell declares them in `opt["problems"]` (e.g. 410 of a used link), and
-one that answers browsers a page says `opt["html_page"]`.
+header to the built document, so a new route is documented the moment it is added; a body that
+refuses unknown fields says `additionalProperties: false`. A route whose extra statuses the table
+cannot tell declares them in `opt["problems"]` (e.g. 410 of a used link), and one that answers
+browsers a page says `opt["html_page"]`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
+import msgspec
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import (
@@ -174,6 +176,38 @@ def _operations(app: Litestar) -> Iterable[tuple[str, str, HTTPRouteHandler]]:
             yield route.path_format or "/", str(method), handler
 
 
+def _structs(info: Any, found: dict[str, Any]) -> None:
+    """Every msgspec Struct reachable from a type's `msgspec.inspect` description, by class name."""
+    if isinstance(info, msgspec.inspect.StructType):
+        if info.cls.__name__ in found:
+            return
+        found[info.cls.__name__] = info
+        for item in info.fields:
+            _structs(item.type, found)
+    elif isinstance(info, msgspec.inspect.UnionType):
+        for member in info.types:
+            _structs(member, found)
+    elif isinstance(info, msgspec.inspect.Metadata):
+        _structs(info.type, found)
+    elif isinstance(info, (msgspec.inspect.ListType, msgspec.inspect.SetType, msgspec.inspect.VarTupleType)):
+        _structs(info.item_type, found)
+    elif isinstance(info, msgspec.inspect.DictType):
+        _structs(info.value_type, found)
+
+
+def _close_bodies(app: Litestar, schemas: dict[str, Any]) -> None:
+    """A body Struct that refuses unknown fields (400 `invalid_request`) says `additionalProperties: false`."""
+    found: dict[str, Any] = {}
+    for _, _, handler in _operations(app):
+        data = handler.parsed_fn_signature.parameters.get("data")
+        if data is not None and isinstance(data.annotation, type) and issubclass(data.annotation, msgspec.Struct):
+            _structs(msgspec.inspect.type_info(data.annotation), found)
+    for name, info in found.items():
+        schema = schemas.get(name)
+        if isinstance(schema, Schema) and info.forbid_unknown_fields:
+            schema.additional_properties = False
+
+
 def document_problems(app: Litestar) -> OpenAPI:
     """Add every route's problem answers and the `Idempotency-Key` header to `app`'s OpenAPI document."""
     document = app.openapi_schema
@@ -181,6 +215,7 @@ def document_problems(app: Litestar) -> OpenAPI:
         document.components = Components()
     schemas = document.components.schemas if document.components.schemas is not None else {}
     schemas[PROBLEM] = problem_schema()
+    _close_bodies(app, schemas)
     document.components.schemas = schemas
     for path, method, handler in _operations(app):
         opt = dict(handler.opt or {})

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented
 from groundwork.domain.principals import Principal
 from groundwork.domain.times import timestamp
-from groundwork.domain.webhooks import DELIVERY_STATUSES, EVENT_TYPES
+from groundwork.domain.webhooks import DELIVERY_STATUSES, EVENT_TYPES, MAX_EVENT_TYPES, SERVICE_PREFIXES
 from groundwork.services import webhooks as service
 
 MANAGE = {"scope": "webhooks:manage"}
@@ -19,15 +20,26 @@ MANAGE_WRITE = {"scope": "webhooks:manage", "idempotent": True}
 ISSUE_SECRET = {**MANAGE_WRITE, "sealed_answer": True}
 
 
+# Exact event types, or a service's wildcard (`work_item_enhancement.*`); checked by the service (422).
+EventTypes = Annotated[
+    list[str],
+    documented(
+        items={"type": "string", "enum": [*sorted(EVENT_TYPES), *(f"{p}.*" for p in SERVICE_PREFIXES)]},
+        minItems=1,
+        maxItems=MAX_EVENT_TYPES,
+    ),
+]
+
+
 class CreateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
     url: str
-    event_types: list[str]
+    event_types: EventTypes
     description: str = ""
 
 
 class UpdateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
     url: str | msgspec.UnsetType = msgspec.UNSET
-    event_types: list[str] | msgspec.UnsetType = msgspec.UNSET
+    event_types: EventTypes | msgspec.UnsetType = msgspec.UNSET
     description: str | msgspec.UnsetType = msgspec.UNSET
     enabled: bool | msgspec.UnsetType = msgspec.UNSET
 
