@@ -118,7 +118,12 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> tuple[str, d
             )
         )
     )["data"]
+    cursors = []
+    for listing in ("/api/v1/work-items", "/api/v1/notifications", "/api/v1/work-item-enhancements"):
+        page = (await _ok(await client.get(listing, params={"limit": 1}, headers=h)))["page"]
+        cursors += [page["next_cursor"]] if page.get("next_cursor") else []
     ids = {
+        "cursor": cursors,
         "project_id": [alpha, beta],
         "work_item_id": [i["id"] for i in items],
         "run_id": [run["id"]],
