@@ -52,17 +52,21 @@ def graphiql_page(endpoint: str) -> str:
 <script>
   const settings = {settings};
   const fetcher = GraphiQL.createFetcher({{ url: settings.endpoint }});
-  ReactDOM.render(
-    React.createElement(GraphiQL, {{
+  function GroundworkGraphiQL() {{
+    // The explorer edits the same query as the editor (the plugin is a hook in this version).
+    const [query, setQuery] = React.useState(settings.welcome);
+    const explorer = GraphiQLPluginExplorer.useExplorerPlugin({{ query, onEdit: setQuery }});
+    return React.createElement(GraphiQL, {{
       fetcher,
-      defaultQuery: settings.welcome,
+      query,
+      onEditQuery: setQuery,
       isHeadersEditorEnabled: true,
       shouldPersistHeaders: false,
       defaultEditorToolsVisibility: "headers",
-      plugins: [GraphiQLPluginExplorer.explorerPlugin()],
-    }}),
-    document.getElementById("graphiql"),
-  );
+      plugins: [explorer],
+    }});
+  }}
+  ReactDOM.render(React.createElement(GroundworkGraphiQL), document.getElementById("graphiql"));
 </script>
 </body>
 </html>

@@ -76,9 +76,12 @@ GRAPHQL_PATH = "/graphql"
 _GRAPHIQL_PAGE = graphiql_page(GRAPHQL_PATH)
 
 
-class GraphQLController(
-    make_graphql_controller(schema, path=GRAPHQL_PATH, context_getter=context_getter, graphql_ide="graphiql")
-):
+_StrawberryController: Any = make_graphql_controller(
+    schema, path=GRAPHQL_PATH, context_getter=context_getter, graphql_ide="graphiql"
+)
+
+
+class GraphQLController(_StrawberryController):
     """Strawberry's controller with our GraphiQL page, whose assets this server serves (no CDN)."""
 
     async def render_graphql_ide(self, request: Request[Any, Any, Any]) -> Response[str]:
