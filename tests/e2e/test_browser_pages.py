@@ -120,9 +120,9 @@ async def test_graphiql_renders_and_runs_a_query_with_a_key_offline(
     await page.wait_for_selector(".graphiql-doc-explorer .graphiql-doc-explorer-field-name:text-is('workItems')")
     # The key goes where a user puts it: the headers editor.
     headers = json.dumps({"Authorization": f"Bearer {key}"})
+    headers_editor = ".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror"
     await page.evaluate(
-        "(value) => document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror.setValue(value)",
-        headers,
+        "([selector, value]) => document.querySelector(selector).CodeMirror.setValue(value)", [headers_editor, headers]
     )
     await page.click(".graphiql-execute-button")
     await page.wait_for_function(
