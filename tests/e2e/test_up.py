@@ -314,6 +314,15 @@ def test_up_serves_the_internal_api_on_its_own_loopback_listener_only(first_run:
     assert "Internal API" in first_run.output
 
 
+def test_up_prints_each_address_once(first_run: UpRun) -> None:
+    shown = first_run.output.split("Press Ctrl-C to stop.")[0].splitlines()
+    labels = [line[:12].strip() for line in shown if line[12:13] == " "]
+    for label in ("PostgreSQL", "Temporal", "Temporal UI", "API", "REST docs", "GraphiQL", "MCP", "Internal API"):
+        assert labels.count(label) == 1, (label, first_run.output)
+    addresses = [word for line in shown for word in line.split() if "://" in word]
+    assert len(addresses) == len(set(addresses)) >= 7, addresses
+
+
 def test_second_up_reuses_the_data(first_run: UpRun) -> None:
     second = _run_once(first_run.data_dir)
     assert second.projects_status == 200, second.output
