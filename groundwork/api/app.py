@@ -21,7 +21,12 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from groundwork import __version__
 from groundwork.api.agent.routes import AgentController
 from groundwork.api.auth import AuthMiddleware
-from groundwork.api.browser_assets import browser_asset, swagger_render_plugin
+from groundwork.api.browser_assets import (
+    API_KEY_COMPONENTS,
+    API_KEY_SECURITY,
+    browser_asset,
+    swagger_render_plugin,
+)
 from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
@@ -134,6 +139,8 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             version=__version__,
             path="/schema",
             render_plugins=[swagger_render_plugin()],
+            components=API_KEY_COMPONENTS,
+            security=API_KEY_SECURITY,
             tags=[
                 Tag(
                     name="notifications",
@@ -183,6 +190,8 @@ def create_internal_app(
             description="Provider contributions and corpus sources. Served on the internal listener only; "
             "only provider keys (`groundwork keys create --kind provider`) reach it.",
             render_plugins=[swagger_render_plugin()],
+            components=API_KEY_COMPONENTS,
+            security=API_KEY_SECURITY,
         ),
         debug=False,
     )

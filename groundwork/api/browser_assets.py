@@ -16,6 +16,7 @@ from pathlib import Path
 from litestar import get
 from litestar.exceptions import NotFoundException
 from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
 from litestar.response import File
 
 STATIC_PREFIX = "/static"
@@ -110,3 +111,14 @@ def swagger_render_plugin() -> SwaggerRenderPlugin:
         favicon=f"<link rel='icon' type='image/png' href='{asset_url('swagger-ui', 'favicon-32x32.png')}'>",
         path=["/", "/swagger"],
     )
+
+
+# Declared in the OpenAPI documents so Swagger UI's "Authorize" takes a key and "Try it out" sends it.
+API_KEY_COMPONENTS = Components(
+    security_schemes={
+        "apiKey": SecurityScheme(
+            type="http", scheme="bearer", description="A Groundwork API key: `Authorization: Bearer gw_...`."
+        )
+    }
+)
+API_KEY_SECURITY: list[dict[str, list[str]]] = [{"apiKey": []}]

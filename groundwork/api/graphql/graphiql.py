@@ -8,10 +8,12 @@ from html import escape
 from groundwork.api.browser_assets import asset_url
 
 # Shown in the query editor of a first visit; GraphQL comments, so running it as-is asks for `viewer`.
-_WELCOME = """# Groundwork GraphQL. Queries need an API key: open "Headers" below and enter
+_WELCOME = """# Groundwork GraphQL. Queries need an API key:
+# open "Headers" below and enter
 #   {"Authorization": "Bearer gw_..."}
-# (`groundwork up --demo` prints one; `groundwork keys create` mints more).
-# The schema, its documentation and the explorer work without a key.
+# (`groundwork up --demo` prints one;
+#  `groundwork keys create` mints more).
+# The schema and its docs load without a key.
 query Viewer {
   viewer {
     name

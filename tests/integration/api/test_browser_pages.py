@@ -107,3 +107,16 @@ async def test_only_the_pages_assets_are_served(client: httpx.AsyncClient, path:
     response = await client.get(path)
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("application/problem+json")
+
+
+async def test_the_openapi_documents_declare_the_bearer_key_so_swagger_ui_can_send_it(
+    client: httpx.AsyncClient, internal_client: httpx.AsyncClient
+) -> None:
+    for http in (client, internal_client):
+        spec = (await http.get("/schema/openapi.json")).json()
+        assert spec["components"]["securitySchemes"]["apiKey"] == {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A Groundwork API key: `Authorization: Bearer gw_...`.",
+        }
+        assert spec["security"] == [{"apiKey": []}]
