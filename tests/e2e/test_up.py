@@ -48,7 +48,7 @@ def _processes_using(data_dir: Path) -> list[str]:
 class UpProcess:
     """One `groundwork up --demo` subprocess on free ports, its stdout read line by line."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, extra_args: tuple[str, ...] = ()) -> None:
         self.data_dir = data_dir
         self.port = _free_port()
         self.internal_port = _free_port()
@@ -68,6 +68,7 @@ class UpProcess:
             str(_free_port()),
             "--ui-port",
             str(_free_port()),
+            *extra_args,
         ]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
