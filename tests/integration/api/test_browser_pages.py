@@ -83,9 +83,13 @@ async def test_graphiql_page_loads_its_assets_from_this_server(client: httpx.Asy
     await assert_page_loads_only_local_assets(client, "/graphql", GRAPHIQL_ASSETS)
 
 
-async def test_no_other_schema_page_references_an_external_host(client: httpx.AsyncClient) -> None:
+async def test_no_other_html_page_references_an_external_host(client: httpx.AsyncClient) -> None:
     # The OAuth2 redirect page of Swagger UI and the schema router's 404 page load nothing at all.
     await assert_page_loads_only_local_assets(client, "/schema/oauth2-redirect.html", set())
+    # The page behind an e-mail's action link (here: an invalid one) is self-contained too.
+    action = await client.get("/api/v1/notification-actions/not-a-token", headers=HTML)
+    assert action.headers["content-type"].startswith("text/html") and action.status_code >= 400
+    assert asset_references(action.text) == []
     # The CDN-only renderers (Scalar, ReDoc, RapiDoc, Elements) are not served.
     for page in ("/schema/scalar", "/schema/redoc", "/schema/rapidoc", "/schema/elements"):
         response = await client.get(page, headers=HTML)
