@@ -53,7 +53,10 @@ async def browser() -> AsyncIterator[Any]:
 
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(
-            executable_path=binary, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+            executable_path=binary,
+            headless=True,
+            args=["--no-sandbox", "--disable-dev-shm-usage"],
+            timeout=DEADLINE_MS * 2,
         )
         try:
             yield launched
