@@ -164,7 +164,10 @@ class SearchReplica:
         try:
             while not stop.is_set():
                 follower.wake.clear()
-                await follower.round()
+                try:
+                    await follower.round()
+                except Exception:  # a round's own bug must not end following: the next round tries again
+                    log.exception("the %s index's follower failed", follower.name)
                 woken = asyncio.ensure_future(follower.wake.wait())
                 await asyncio.wait([woken, stopping], timeout=self.poll_seconds, return_when=asyncio.FIRST_COMPLETED)
                 woken.cancel()
