@@ -67,7 +67,8 @@ class Deployment:
         self.processes.append(process)
         return process
 
-    def run(self, *args: str) -> str:
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run a `groundwork` command to its end; it must succeed."""
         done = subprocess.run(
             [sys.executable, "-m", "groundwork.cli", *args],
             env=self.env,
@@ -78,7 +79,7 @@ class Deployment:
             stdin=subprocess.DEVNULL,
         )
         assert done.returncode == 0, f"groundwork {' '.join(args)}: {done.stderr}"
-        return done.stdout.strip()
+        return done
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.name} (exit {p.popen.poll()}) ---\n{p.output()}" for p in self.processes)
@@ -154,12 +155,12 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
     deployment: Deployment,
 ) -> None:
     started = time.monotonic()
-    assert "applied:" in subprocess_stderr(deployment, "migrate")
-    demo_key = deployment.run("demo").splitlines()[-1]
+    assert "applied:" in deployment.run("migrate").stderr
+    demo_key = deployment.run("demo").stdout.strip().splitlines()[-1]
     provider_key = deployment.run(
         *("keys", "create", "--workspace", "demo", "--principal", "e2e-provider", "--kind", "provider"),
         *("--admin", "--scope", "context-engine:contribute"),
-    )
+    ).stdout.strip()
     for n in (1, 2):
         deployment.start(f"worker-{n}", "worker", GROUNDWORK_INDEX_DIR=str(deployment.root / f"replica-worker-{n}"))
     for n in (1, 2):
@@ -276,17 +277,3 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
     # Production mode never falls back to a local data dir.
     assert not (deployment.root / "cwd" / ".groundwork").exists()
     print(f"production deployment driven end to end in {time.monotonic() - started:.1f} s")
-
-
-def subprocess_stderr(deployment: Deployment, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "groundwork.cli", *args],
-        env=deployment.env,
-        cwd=deployment.root / "cwd",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stderr
