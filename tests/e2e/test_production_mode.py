@@ -27,7 +27,8 @@ from temporalio.testing import WorkflowEnvironment
 from tests.conftest import free_port
 from tests.integration.webhooks.conftest import Receiver
 
-DEADLINE = 30.0
+# Generous: the machine running the suite may be busy; every wait below ends as soon as its check holds.
+DEADLINE = 60.0
 # What an operator sets; nothing else of the test's environment reaches the processes.
 _INHERITED = ("PATH", "LANG", "LC_ALL", "TMPDIR", "TZ")
 
@@ -206,16 +207,24 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
             # A run on one API process, its apply on the other.
             items = (await http.get(f"{api_a}/api/v1/work-items?limit=1", headers=headers)).json()["data"]
             item = items[0]
-            run = await http.post(
-                f"{api_a}/api/v1/work-item-enhancements?wait=25",
+            created = await http.post(
+                f"{api_a}/api/v1/work-item-enhancements?wait=30",
                 json={"target": {"type": "work_item", "id": item["id"]}, "actions": ["description"], "confirm": True},
                 headers={**headers, "Idempotency-Key": uuid.uuid4().hex},
             )
-            assert run.status_code == 201, run.text
-            drafts = run.json()["data"]["drafts"]
-            assert run.json()["data"]["state"] == "ready_for_review" and drafts
+            assert created.status_code in (201, 202), created.text  # 202: still running after 30 s (a busy machine)
+            run_id = created.json()["data"]["id"]
+
+            async def reviewable() -> dict[str, Any] | None:
+                answer = await http.get(f"{api_b}/api/v1/work-item-enhancements/{run_id}", headers=headers)
+                run: dict[str, Any] = answer.json()["data"]
+                assert run["state"] in ("queued", "running", "ready_for_review"), run
+                return run if run["state"] == "ready_for_review" else None
+
+            drafts = (await _until(reviewable, "the run ready for review", deployment))["drafts"]
+            assert drafts
             applied = await http.post(
-                f"{api_b}/api/v1/work-item-enhancements/{run.json()['data']['id']}/apply",
+                f"{api_b}/api/v1/work-item-enhancements/{run_id}/apply",
                 json={
                     "draft_ids": [drafts[0]["id"]],
                     "expected_target_version": item["version"],
@@ -231,7 +240,7 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
             # An ingest through one API process's internal listener, run by a worker.
             project = next(p for p in (await http.get(f"{api_a}/api/v1/projects", headers=headers)).json()["data"])
             ingested = await http.post(
-                f"{internal_b}/internal/v1/corpus/sources?wait=25",
+                f"{internal_b}/internal/v1/corpus/sources?wait=30",
                 json={
                     "project_id": project["id"],
                     "uri": "runbooks/narwhal.md",
@@ -240,8 +249,9 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
                 },
                 headers={"Authorization": f"Bearer {provider_key}", "Idempotency-Key": uuid.uuid4().hex},
             )
-            assert ingested.status_code == 201, ingested.text
-            assert ingested.json()["data"]["version"]["status"] == "active", ingested.text
+            # 201: it serves; 202: still ingesting after 30 s (a busy machine): the searches below wait for it.
+            assert ingested.status_code in (201, 202), ingested.text
+            assert ingested.json()["data"]["outcome"] == "added", ingested.text
 
             async def found_on(public: str) -> list[str]:
                 answer = await http.post(
@@ -265,7 +275,7 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
                 return None
 
             event = await _until(applied_delivered, "the applied event delivered", deployment)
-            assert event["payload"]["run_id"] == run.json()["data"]["id"]
+            assert event["payload"]["run_id"] == run_id
     finally:
         await receiver.stop()
 
