@@ -287,3 +287,25 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
     # Production mode never falls back to a local data dir.
     assert not (deployment.root / "cwd" / ".groundwork").exists()
     print(f"production deployment driven end to end in {time.monotonic() - started:.1f} s")
+
+
+async def test_serve_with_two_worker_processes_keeps_two_replicas_beside_each_other(deployment: Deployment) -> None:
+    deployment.run("migrate")
+    deployment.run("demo")
+    requested = deployment.root / "replica"
+    port = free_port()
+    deployment.start(
+        "api",
+        *("serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"),
+        GROUNDWORK_INDEX_DIR=str(requested),
+        GROUNDWORK_INTERNAL_PORT=str(free_port()),
+    )
+
+    async def both_built() -> list[str]:
+        built = sorted(p.name for p in deployment.root.glob("replica*") if (p / "corpus" / "CURRENT").exists())
+        return built if len(built) == 2 else []
+
+    # The two processes of one `serve` never share a directory: the second takes the sibling `-2`.
+    assert await _until(both_built, "two replicas built", deployment) == ["replica", "replica-2"]
+    holders = {(deployment.root / name / ".replica.lock").read_text().strip() for name in ("replica", "replica-2")}
+    assert len(holders) == 2 and str(deployment.processes[0].popen.pid) not in holders  # the two children
