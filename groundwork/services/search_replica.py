@@ -36,8 +36,8 @@ from groundwork.search.corpus_index import CorpusIndex
 from groundwork.search.generations import GenerationalIndex, IndexBusy
 from groundwork.search.package_index import PackageIndex
 from groundwork.search.replica_directory import claim_directory
-from groundwork.services.corpus_indexing import catch_up_index
-from groundwork.services.package_indexing import catch_up_package_index
+from groundwork.services.corpus_indexing import catch_up_index, rebuild_index
+from groundwork.services.package_indexing import catch_up_package_index, rebuild_package_index
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +74,17 @@ class ReplicaState:
 class _Follower:
     """One index of the replica, following its change log."""
 
-    def __init__(self, name: IndexLog, index: GenerationalIndex[Any], catch_up: Callable[[], Awaitable[int]]) -> None:
+    def __init__(
+        self,
+        name: IndexLog,
+        index: GenerationalIndex[Any],
+        catch_up: Callable[[], Awaitable[int]],
+        rebuild: Callable[[], Awaitable[int]],
+    ) -> None:
         self.name = name
         self.index = index
         self._catch_up = catch_up
+        self._rebuild = rebuild
         self.applied_seq = -1
         self.head_seq = 0
         self.changes_behind = 0
@@ -93,7 +100,17 @@ class _Follower:
         """
         if self.applied_seq < 0:  # where a replica kept from an earlier run stands
             self.applied_seq = await asyncio.to_thread(self.index.committed_position)
-        await self._measure()
+        if await self._measure() and self.applied_seq > self.head_seq:
+            # Ahead of the log: PostgreSQL was restored from a backup (or the directory belongs to another
+            # database). Changes logged from here on would reuse positions it believes applied: start over.
+            log.warning(
+                "the %s index of this replica is at position %s, beyond the change log's head %s: rebuilding it",
+                self.name,
+                self.applied_seq,
+                self.head_seq,
+            )
+            async with self.index.write_lock():
+                await self._rebuild()
         try:
             self.applied_seq = await self._catch_up()
             self.caught_up.set()
@@ -103,15 +120,16 @@ class _Follower:
             log.exception("%s index catch-up failed", self.name)
         await self._measure()
 
-    async def _measure(self) -> None:
+    async def _measure(self) -> bool:
         try:
             position = await log_position(self.name, self.applied_seq)
         except Exception:  # PostgreSQL is away: the lag is measured again on the next round
             log.debug("could not measure the %s index's lag", self.name, exc_info=True)
-            return
+            return False
         self.head_seq = position.head_seq
         self.changes_behind = position.changes_after
         self._behind_since = time.monotonic() - position.oldest_after_seconds if position.changes_after else None
+        return True
 
     def lag(self) -> IndexLag:
         """The lag as last measured (its age in seconds grows until the next measurement)."""
@@ -130,8 +148,13 @@ class SearchReplica:
         self.packages = PackageIndex.at(directory)
         corpus, packages = self.corpus, self.packages
         self._followers = {
-            "corpus": _Follower("corpus", corpus, lambda: catch_up_index(corpus)),
-            "packages": _Follower("packages", packages, lambda: catch_up_package_index(packages)),
+            "corpus": _Follower("corpus", corpus, lambda: catch_up_index(corpus), lambda: rebuild_index(corpus)),
+            "packages": _Follower(
+                "packages",
+                packages,
+                lambda: catch_up_package_index(packages),
+                lambda: rebuild_package_index(packages),
+            ),
         }
 
     def ready(self) -> bool:

@@ -4,6 +4,7 @@ change log's NOTIFY, its lag visible in /health/ready, and consistent on its own
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from groundwork.search.corpus_index import CorpusIndex
 from groundwork.search.replica_directory import claim_directory
 from groundwork.services import search_replica
 from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
+from groundwork.services.search_replica import SearchReplica
 from tests.conftest import Workspace, serving
 from tests.integration.search.helpers import search
 
@@ -150,6 +152,38 @@ async def _versions_when(
     answer = await search(http, workspace, key, "heron survey", limit=50)
     assert len({p["source"]["versionId"] for p in answer["data"]}) == 1, "one source serves one version"
     return answer if {p["source"]["versionId"] for p in answer["data"]} == versions else None
+
+
+async def _run_until_ready(replica: SearchReplica) -> None:
+    stop = asyncio.Event()
+    task = asyncio.create_task(replica.run(stop))
+    try:
+        await asyncio.wait_for(replica.wait_ready(), DEADLINE)
+    finally:
+        stop.set()
+        await task
+
+
+async def test_a_replica_ahead_of_the_change_log_rebuilds_instead_of_missing_changes(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    await _ingest_in_postgresql_only(workspace, "notes/ibis.txt", "The ibis ledger closes on Tuesdays.")
+    await _run_until_ready(SearchReplica(tmp_path, poll_seconds=0.05))
+    corpus = tmp_path / "corpus"
+    built = (corpus / "CURRENT").read_text().strip()
+    # As after PostgreSQL is restored from an older backup: the replica says it applied positions the log
+    # has not reached (new changes would get those positions and be skipped).
+    state_file = corpus / built / "groundwork.json"
+    state = json.loads(state_file.read_text())
+    state_file.write_text(json.dumps({**state, "applied_seq": state["applied_seq"] + 1_000_000}))
+
+    replica = SearchReplica(tmp_path, poll_seconds=0.05)
+    await _run_until_ready(replica)
+    assert (corpus / "CURRENT").read_text().strip() != built  # a new generation, built from PostgreSQL
+    lag = {i.index: i for i in replica.lag()}["corpus"]
+    assert lag.applied_seq == lag.head_seq and lag.changes_behind == 0
+    hits = CorpusIndex.at(tmp_path).snapshot()
+    assert hits is not None and hits.applied_seq == lag.head_seq
 
 
 def test_a_second_process_asking_for_a_held_directory_gets_a_sibling_of_its_own(tmp_path: Path) -> None:
