@@ -49,7 +49,7 @@ from groundwork.config import Settings
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.search import corpus_index
-from groundwork.services import run_waits
+from groundwork.services import run_waits, search_replica
 from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import TemporalConnection
 
@@ -74,6 +74,8 @@ def _connections(settings: Settings, temporal: TemporalConnection) -> Any:
             db.connection(settings.database_url, max_size=settings.db_pool_max_size),
             run_waits.listening(settings.database_url),
             serving_caches(settings.database_url),
+            # This process's own search replica; /health/ready answers 503 until it has caught up.
+            search_replica.running(settings.index_dir) if settings.search_replica else contextlib.nullcontext(),
         ):
             # Temporal may still be starting: readiness reports it, and the client connects on first use.
             with contextlib.suppress(Exception):

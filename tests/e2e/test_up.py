@@ -332,3 +332,10 @@ def test_second_up_reuses_the_data(first_run: UpRun) -> None:
     assert second.exit_code == 0, second.output
     assert second.left_running == [], second.left_running
     assert second.children_alive == [], second.children_alive
+
+
+def test_up_gives_the_worker_and_the_api_a_search_replica_each(first_run: UpRun) -> None:
+    built = {name: first_run.data_dir / name / "corpus" / "CURRENT" for name in ("index", "index-api")}
+    assert all(path.exists() for path in built.values()), first_run.output
+    holders = {(first_run.data_dir / name / ".replica.lock").read_text().strip() for name in built}
+    assert len(holders) == 2  # two processes, one directory each
