@@ -35,11 +35,9 @@ from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
 from groundwork.enhancers.evidence import CorpusEvidence
 from groundwork.enhancers.run_evidence import EvidenceSource
 from groundwork.persistence import db
-from groundwork.search import corpus_index
-from groundwork.services.corpus_indexing import follow_index_changes
+from groundwork.services import search_replica
 from groundwork.services.enhancement import sweep_queued_runs
 from groundwork.services.outbox_relay import OutboxRelay
-from groundwork.services.package_indexing import follow_package_changes
 from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
 from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import connect_client
@@ -177,25 +175,31 @@ async def run_worker(settings: Settings) -> None:
     sweep = asyncio.create_task(sweep_queued_runs_forever(client, settings))
     # The outbox relay runs beside the worker: every worker process relays, SKIP LOCKED shares the work.
     relay = asyncio.create_task(OutboxRelay(client, settings).run(stop))
-    # This worker owns the corpus index writer and keeps the index following the passage change log.
-    corpus_index.configure(settings.index_dir)
-    index_follower = asyncio.create_task(follow_index_changes(stop))
-    package_follower = asyncio.create_task(follow_package_changes(stop))
     try:
-        # Index readers (draft evidence) reload when told of a commit, e.g. a `groundwork reindex` switch.
-        async with serving_caches(settings.database_url), worker:
-            await stop.wait()
+        # Index readers (draft evidence) reload when told of a commit; the worker keeps its own search
+        # replica (its ingest steps index into it) and polls the task queue once it has caught up.
+        async with serving_caches(settings.database_url), search_replica.running(settings.index_dir) as replica:
+            await _first_of(replica.wait_ready(), stop.wait())
+            if not stop.is_set():
+                log.info("search replica in %s is ready", replica.directory)
+                async with worker:
+                    await stop.wait()
     finally:
         sweep.cancel()
         stop.set()
         with contextlib.suppress(Exception):
             await relay
-        with contextlib.suppress(Exception):
-            await index_follower
-        with contextlib.suppress(Exception):
-            await package_follower
         await db.disconnect()
     log.info("worker stopped")
+
+
+async def _first_of(*waits: Any) -> None:
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 def main() -> None:

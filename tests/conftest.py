@@ -80,6 +80,10 @@ def settings(database: str, temporal_env: WorkflowEnvironment, tmp_path_factory:
         temporal_task_queue=f"groundwork-test-{uuid.uuid4().hex[:8]}",
         rate_limit_per_minute=100_000,
         anonymous_rate_limit_per_minute=100_000,
+        # Tests drive the session index step by step (publish, then index, then activate); a replica
+        # following the log on its own would index between those steps. tests/integration/search/
+        # test_search_replicas.py and tests/e2e/test_production_mode.py run real replicas.
+        search_replica=False,
     )
 
 

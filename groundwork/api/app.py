@@ -15,13 +15,18 @@ from typing import Any
 
 from litestar import Litestar, asgi
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Tag
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from groundwork import __version__
 from groundwork.api.agent.routes import AgentController
 from groundwork.api.auth import AuthMiddleware
+from groundwork.api.browser_assets import (
+    API_KEY_COMPONENTS,
+    API_KEY_SECURITY,
+    browser_asset,
+    swagger_render_plugin,
+)
 from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
@@ -45,7 +50,7 @@ from groundwork.config import Settings
 from groundwork.domain.principals import Principal
 from groundwork.persistence import db
 from groundwork.search import corpus_index
-from groundwork.services import run_waits
+from groundwork.services import run_waits, search_replica
 from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import TemporalConnection
 
@@ -70,6 +75,8 @@ def _connections(settings: Settings, temporal: TemporalConnection) -> Any:
             db.connection(settings.database_url, max_size=settings.db_pool_max_size),
             run_waits.listening(settings.database_url),
             serving_caches(settings.database_url),
+            # This process's own search replica; /health/ready answers 503 until it has caught up.
+            search_replica.running(settings.index_dir) if settings.search_replica else contextlib.nullcontext(),
         ):
             # Temporal may still be starting: readiness reports it, and the client connects on first use.
             with contextlib.suppress(Exception):
@@ -124,6 +131,7 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             ConnectedAppController,
             GraphQLController,
             mcp_endpoint,
+            browser_asset,
         ],
         middleware=_middleware(settings, temporal),
         exception_handlers=EXCEPTION_HANDLERS,
@@ -133,7 +141,9 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             title="Groundwork",
             version=__version__,
             path="/schema",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+            render_plugins=[swagger_render_plugin()],
+            components=API_KEY_COMPONENTS,
+            security=API_KEY_SECURITY,
             tags=[
                 Tag(
                     name="notifications",
@@ -165,7 +175,14 @@ def create_internal_app(
     temporal = temporal or TemporalConnection(settings)
     corpus_index.configure(settings.index_dir)
     app = Litestar(
-        route_handlers=[live, ready, ContextProviderController, ContextContributionController, CorpusSourceController],
+        route_handlers=[
+            live,
+            ready,
+            ContextProviderController,
+            ContextContributionController,
+            CorpusSourceController,
+            browser_asset,
+        ],
         middleware=_middleware(settings, temporal),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_connections(settings, temporal)] if standalone else [],
@@ -176,7 +193,9 @@ def create_internal_app(
             path="/schema",
             description="Provider contributions and corpus sources. Served on the internal listener only; "
             "only provider keys (`groundwork keys create --kind provider`) reach it.",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+            render_plugins=[swagger_render_plugin()],
+            components=API_KEY_COMPONENTS,
+            security=API_KEY_SECURITY,
         ),
         debug=False,
     )

@@ -2,10 +2,12 @@
 
 Triggers (migration 0007) send `auth`, `visibility` or `corpus` on channel `groundwork_cache` when a
 cached fact changes in any process's transaction; an index writer sends the index's folder on
-`groundwork_index` after each commit. A process that listens (the API and the worker) hands each
-topic to its subscribers: `auth`, `visibility`, `corpus`, `index:<folder>`, and `*` (anything may have
-changed: the feed was lost or has just been (re)connected). While the feed is not live, `is_live()` is
-False and caches must not answer from memory.
+`groundwork_index` after each commit; the change logs' triggers (migrations 0002, 0005) send on
+`groundwork_corpus_index` and `groundwork_package_index` when a change set is appended. A process that
+listens (the API and the worker) hands each topic to its subscribers: `auth`, `visibility`, `corpus`,
+`index:<folder>`, `log:corpus`, `log:packages` (a search replica has changes to apply), and `*`
+(anything may have changed: the feed was lost or has just been (re)connected). While the feed is not
+live, `is_live()` is False and caches must not answer from memory.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ log = logging.getLogger(__name__)
 
 CACHE_CHANNEL = "groundwork_cache"
 INDEX_CHANNEL = "groundwork_index"
+# The change logs search replicas follow: a notification means "a change set was appended".
+LOG_CHANNELS = {"groundwork_corpus_index": "log:corpus", "groundwork_package_index": "log:packages"}
 # A safety net beside NOTIFY: index readers look for a commit they were not told about this often.
 _INDEX_TICK_SECONDS = 2.0
 
@@ -67,7 +71,10 @@ async def announce_index_commit(folder: str) -> None:
 
 
 def _on_notification(_connection: Any, _pid: int, channel: str, payload: str) -> None:
-    publish_locally(f"index:{payload}" if channel == INDEX_CHANNEL else payload)
+    if channel in LOG_CHANNELS:
+        publish_locally(LOG_CHANNELS[channel])
+    else:
+        publish_locally(f"index:{payload}" if channel == INDEX_CHANNEL else payload)
 
 
 async def _listen_once(dsn: str, stop: asyncio.Event, connected: asyncio.Event) -> None:
@@ -80,6 +87,8 @@ async def _listen_once(dsn: str, stop: asyncio.Event, connected: asyncio.Event) 
     try:
         await connection.add_listener(CACHE_CHANNEL, _on_notification)
         await connection.add_listener(INDEX_CHANNEL, _on_notification)
+        for channel in LOG_CHANNELS:
+            await connection.add_listener(channel, _on_notification)
         _live_listeners += 1
         live = True
         # Whatever changed before we listened is unknown: start from nothing.

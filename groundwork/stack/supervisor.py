@@ -187,7 +187,6 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     except TemporalStartError as exc:
         raise _StartupFailed(f"{exc}\n{_tail(temporal.log_path, temporal.log_offset)}") from exc
     _say("Temporal", temporal.address)
-    _say("Temporal UI", temporal.ui_url)
     stop_request.check()
 
     env = {
@@ -215,7 +214,10 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         env["GROUNDWORK_SMTP_URL"] = sink.url
         _say("SMTP sink", f"{sink.url} (received mail is printed here)")
     cli = [sys.executable, "-m", "groundwork.cli"]
-    worker = _spawn("Worker", [*cli, "worker"], env, data_dir / "logs" / "worker.log")
+    # Each process keeps its own search replica: the worker in `index/` (where `groundwork ingest`,
+    # `reindex` and `mcp` find it), the API in `index-api/`.
+    worker_env = {**env, "GROUNDWORK_INDEX_DIR": str(data_dir / "index")}
+    worker = _spawn("Worker", [*cli, "worker"], worker_env, data_dir / "logs" / "worker.log")
     stack.started("Worker", worker.stop)
     api = _spawn(
         "API",
@@ -231,7 +233,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
             "--internal-port",
             str(options.internal_port),
         ],
-        env,
+        {**env, "GROUNDWORK_INDEX_DIR": str(data_dir / "index-api")},
         data_dir / "logs" / "api.log",
     )
     stack.started("API", api.stop)
@@ -288,6 +290,7 @@ def _migrate_and_seed(dsn: str, demo: bool) -> str | None:
 
 def _wait_ready(url: str, watches: list[_Watch], stop_request: _StopRequest) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
+    building = False
     with httpx.Client(timeout=2.0) as client:
         while True:
             stop_request.check()
@@ -295,9 +298,17 @@ def _wait_ready(url: str, watches: list[_Watch], stop_request: _StopRequest) -> 
                 failure = watch()
                 if failure is not None:
                     raise _StartupFailed(failure)
-            with contextlib.suppress(httpx.HTTPError):
-                if client.get(url).status_code == 200:
+            with contextlib.suppress(httpx.HTTPError, ValueError):
+                response = client.get(url)
+                if response.status_code == 200:
                     return
+                checks = response.json().get("checks", {})
+                if checks.get("search") == "catching_up" and set(checks.values()) == {"ok", "catching_up"}:
+                    # Building the API's search replica from PostgreSQL takes as long as the corpus needs.
+                    if not building:
+                        _say("Search", "the API is building its search replica from PostgreSQL ...")
+                        building = True
+                    deadline = time.monotonic() + READY_TIMEOUT
             if time.monotonic() > deadline:
                 raise _StartupFailed(f"{url} did not answer 200 within {READY_TIMEOUT:.0f} s")
             time.sleep(0.2)
