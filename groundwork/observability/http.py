@@ -2,7 +2,7 @@
 
 `ObservedHTTP` wraps an ASGI app outside its router and exception handling, so it sees every
 request, the unmatched ones and the errors included, with its final status. The route label is the
-route template the router matched (`/api/v1/work-items/{work_item_id:str}`), never the raw path, so
+route template the router matched (`/api/v1/work-items/{work_item_id}`), never the raw path, so
 the label set stays bounded; unmatched requests share the route `unmatched`.
 
 The hot path allocates no label set: the metric children of each (method, route, status) are looked
