@@ -122,6 +122,10 @@ def logging_config(level: str | None = None, *, access_log: bool = False) -> dic
     }
     loggers["uvicorn.access"] = {"handlers": [], "propagate": False, "level": "WARNING"}
     loggers["groundwork.access"] = {"handlers": [], "propagate": True, "level": "INFO" if access_log else "WARNING"}
+    # httpx logs every request's URL at INFO: webhook and chat webhook URLs (which can hold credentials)
+    # and action links (signed tokens) must not reach the log.
+    for name in ("httpx", "httpcore"):
+        loggers[name] = {"handlers": [], "propagate": True, "level": "WARNING"}
     return {
         "version": 1,
         "disable_existing_loggers": False,

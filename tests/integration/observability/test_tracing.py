@@ -73,9 +73,7 @@ async def test_one_trace_spans_the_api_request_the_workflow_and_its_activities(
     assert response.json()["data"]["state"] == "ready_for_review", response.json()["data"]
 
     finished = spans.get_finished_spans()
-    [request] = [
-        s for s in finished if s.kind == SpanKind.SERVER and s.name == "POST /api/v1/work-item-enhancements"
-    ]
+    [request] = [s for s in finished if s.kind == SpanKind.SERVER and s.name == "POST /api/v1/work-item-enhancements"]
     assert request.attributes is not None
     assert request.attributes["http.route"] == "/api/v1/work-item-enhancements"
     assert request.attributes["http.response.status_code"] == response.status_code
