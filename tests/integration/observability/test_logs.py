@@ -15,16 +15,7 @@ from prometheus_client import REGISTRY
 
 from groundwork.observability.logs import JsonFormatter, logging_config
 from tests.conftest import Workspace, idem
-from tests.integration.notifications.conftest import (  # noqa: F401 (fixtures)
-    Mailbox,
-    People,
-    SendingStack,
-    mailbox,
-    people,
-    sending,
-    start_thread,
-    wait_until,
-)
+from tests.integration.notifications.conftest import Mailbox, People, SendingStack, start_thread, wait_until
 from tests.integration.webhooks.conftest import Receiver, create_endpoint
 
 

@@ -58,17 +58,20 @@ async def test_one_trace_spans_the_api_request_the_workflow_and_its_activities(
     # An API and a worker of their own, built after tracing was turned on (their clients carry the interceptor).
     traced = dataclasses.replace(settings, temporal_task_queue=f"trace-{uuid.uuid4().hex[:8]}")
     temporal = await connect_client(traced)
-    async with serving(traced) as url, build_worker(temporal, traced.temporal_task_queue):
-        async with httpx.AsyncClient(base_url=url, timeout=60) as http:
-            response = await http.post(
-                "/api/v1/work-item-enhancements?wait=30",
-                json={
-                    "target": {"type": "work_item", "id": created.json()["data"]["id"]},
-                    "actions": ["design"],
-                    "confirm": True,
-                },
-                headers=workspace.headers(key, **idem(), traceparent=f"00-{'ab' * 16}-{'cd' * 8}-01"),
-            )
+    async with (
+        serving(traced) as url,
+        build_worker(temporal, traced.temporal_task_queue),
+        httpx.AsyncClient(base_url=url, timeout=60) as http,
+    ):
+        response = await http.post(
+            "/api/v1/work-item-enhancements?wait=30",
+            json={
+                "target": {"type": "work_item", "id": created.json()["data"]["id"]},
+                "actions": ["design"],
+                "confirm": True,
+            },
+            headers=workspace.headers(key, **idem(), traceparent=f"00-{'ab' * 16}-{'cd' * 8}-01"),
+        )
     assert response.status_code in (200, 201), response.text
     assert response.json()["data"]["state"] == "ready_for_review", response.json()["data"]
 
