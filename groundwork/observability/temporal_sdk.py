@@ -49,7 +49,9 @@ def sdk_metrics_runtime() -> tuple[Runtime, TemporalSdkMetrics]:
     address = f"127.0.0.1:{_free_loopback_port()}"
     runtime = Runtime(
         telemetry=TelemetryConfig(
-            metrics=PrometheusConfig(bind_address=address, counters_total_suffix=True, durations_as_seconds=True)
+            metrics=PrometheusConfig(
+                bind_address=address, counters_total_suffix=True, unit_suffix=True, durations_as_seconds=True
+            )
         )
     )
     return runtime, TemporalSdkMetrics(f"http://{address}/metrics")
