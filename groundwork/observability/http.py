@@ -12,8 +12,8 @@ up in nested dicts after the first request of that combination.
 from __future__ import annotations
 
 import logging
+import os
 import re
-import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from time import perf_counter
 from typing import Any
@@ -47,7 +47,7 @@ def request_id_of(scope: Scope) -> str:
             if _WELL_FORMED_ID.fullmatch(value):
                 return str(value.decode("ascii"))
             break
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 class _RequestMetrics:
@@ -142,7 +142,6 @@ async def _traced(
             span.update_name(f"{method} {route}")
             span.set_attribute("http.request.method", method)
             span.set_attribute("http.route", route)
-            span.set_attribute("url.path", scope["path"])
             span.set_attribute("http.response.status_code", code)
             request = current_request.get()
             if request is not None:

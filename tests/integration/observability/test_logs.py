@@ -148,3 +148,24 @@ async def test_no_key_secret_action_token_or_message_body_is_ever_logged(
     # The capture saw these requests: their lines name the callers.
     principals = {line.get("principal_id") for line in captured_logs.lines}
     assert {people.alice.id, people.bob.id} <= principals
+
+
+async def test_the_access_line_of_a_request_that_starts_a_workflow_names_it(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any, captured_logs: CapturedLogs
+) -> None:
+    key = await workspace.key(admin=True)
+    item = await client.post(
+        "/api/v1/work-items",
+        json={"project_id": workspace.projects["ALPHA"], "title": "Export the ledger", "status": "todo"},
+        headers=workspace.headers(key, **idem()),
+    )
+    assert item.status_code == 201, item.text
+    response = await client.post(
+        "/api/v1/work-item-enhancements?wait=0",
+        json={"target": {"type": "work_item", "id": item.json()["data"]["id"]}, "actions": ["design"], "confirm": True},
+        headers=workspace.headers(key, **idem(), **{"X-Request-Id": "req-run"}),
+    )
+    assert response.status_code in (200, 201, 202), response.text
+    [line] = [line for line in captured_logs.lines if line.get("request_id") == "req-run"]
+    assert line["workflow_id"] == response.json()["data"]["id"]
+    assert line["principal_id"] == workspace.principals["admin"]
