@@ -82,6 +82,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": redact(record.getMessage()),
+            "pid": record.process,
         }
         context = current_request.get()
         if context is not None:
