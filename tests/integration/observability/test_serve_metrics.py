@@ -1,5 +1,6 @@
-"""`groundwork serve --workers 2`: `/metrics` of either process counts the requests both answered, and the
-server logs JSON lines with the request id when `--access-log` is on."""
+"""`groundwork serve --workers 2`: `/metrics` of either process counts the requests both answered, the server
+logs JSON lines with the request id when `--access-log` is on, and exports its spans over OTLP/HTTP when
+`OTEL_EXPORTER_OTLP_ENDPOINT` is set."""
 
 from __future__ import annotations
 
@@ -12,13 +13,38 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from groundwork.config import Settings
 from tests.conftest import free_port
 from tests.integration.observability.helpers import value
+from tests.integration.webhooks.conftest import Receiver
+
+
+def _request_id(span: Any) -> str:
+    return next((a.value.string_value for a in span.attributes if a.key == "groundwork.request_id"), "")
+
+
+async def _wait_for_spans(collector: Receiver, marker: str, count: int) -> list[Any]:
+    """The exported spans of the requests whose id starts with `marker`, once all `count` arrived."""
+    deadline = time.monotonic() + 30
+    while True:
+        spans = [
+            span
+            for span in _exported_spans(collector)
+            if any(
+                a.key == "groundwork.request_id" and a.value.string_value.startswith(marker) for a in span.attributes
+            )
+        ]
+        if len(spans) >= count or time.monotonic() > deadline:
+            assert len(spans) == count, f"{len(spans)} of {count} spans exported"
+            return spans
+        await asyncio.sleep(0.2)
 
 
 def _access_pids(log_path: Path, marker: str) -> set[int]:
@@ -30,13 +56,30 @@ def _access_pids(log_path: Path, marker: str) -> set[int]:
     return pids
 
 
-async def test_metrics_of_a_multi_process_server_add_up_every_process(settings: Settings, tmp_path: Path) -> None:
+def _exported_spans(collector: Receiver) -> list[Any]:
+    """Every span the OTLP/HTTP exporters posted to the collector."""
+    spans = []
+    for request in collector.requests:
+        assert request.path == "/v1/traces" and request.headers["content-type"] == "application/x-protobuf"
+        export = ExportTraceServiceRequest.FromString(request.body)
+        for resource in export.resource_spans:
+            for scope in resource.scope_spans:
+                spans.extend(scope.spans)
+    return spans
+
+
+async def test_metrics_of_a_multi_process_server_add_up_every_process(
+    settings: Settings, tmp_path: Path, receivers: Callable[[], Awaitable[Receiver]]
+) -> None:
     port, internal_port = free_port(), free_port()
+    collector = await receivers()  # an OTLP/HTTP collector: records what the exporters post
     env = {
         **os.environ,
         "DATABASE_URL": settings.database_url,
         "TEMPORAL_ADDRESS": settings.temporal_address,
         "GROUNDWORK_INDEX_DIR": str(tmp_path / "index"),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.port}",
+        "OTEL_BSP_SCHEDULE_DELAY": "200",
     }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     log_path = tmp_path / "serve.log"
@@ -97,6 +140,8 @@ async def test_metrics_of_a_multi_process_server_add_up_every_process(settings: 
     entries = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
     access = [e for e in entries if e["logger"] == "groundwork.access" and e["request_id"].startswith(marker)]
     assert len(access) == sent and all(e["route"] == "/health/live" and e["status"] == 200 for e in access)
+    exported = await _wait_for_spans(collector, marker, sent)
+    assert {span.name for span in exported} == {"GET /health/live"}
     # Every line the server wrote is JSON, uvicorn's own included.
     lines = [line for line in log_path.read_text().splitlines() if line.strip()]
     assert all(line.startswith("{") for line in lines if not line.startswith("internal API on")), lines[:20]
