@@ -9,15 +9,15 @@ on the clients and workers carries that trace into the workflows and activities 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from opentelemetry import trace
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+if TYPE_CHECKING:  # OpenTelemetry is imported only by processes that trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import Tracer
 
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
-_tracer: trace.Tracer | None = None
+_tracer: Tracer | None = None
 
 
 def export_configured() -> bool:
@@ -35,7 +35,10 @@ def configure_from_env(service_name: str) -> bool:
         return True
     if not export_configured():
         return False
+    from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name})
@@ -52,7 +55,7 @@ def use_provider(provider: TracerProvider | None) -> None:
     _tracer = provider.get_tracer("groundwork") if provider is not None else None
 
 
-def tracer() -> trace.Tracer | None:
+def tracer() -> Tracer | None:
     """The tracer of this process, or None when tracing is off."""
     return _tracer
 
