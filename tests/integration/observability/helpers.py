@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
+
+from groundwork.persistence.repositories import operations
 
 
 def samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
@@ -29,3 +34,11 @@ async def scrape(client: httpx.AsyncClient, url: str = "/metrics") -> str:
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/plain")
     return response.text
+
+
+async def outbox_drained(timeout: float = 180.0) -> None:
+    """Wait until a running relay has dispatched every event (earlier tests leave undispatched ones)."""
+    deadline = time.monotonic() + timeout
+    while (await operations.outbox_backlog()).events:
+        assert time.monotonic() < deadline, "the relay did not dispatch the outbox"
+        await asyncio.sleep(0.2)

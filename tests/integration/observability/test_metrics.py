@@ -17,7 +17,7 @@ from groundwork.services.corpus_indexing import catch_up_index
 from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
 from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace
-from tests.integration.observability.helpers import samples, scrape, value
+from tests.integration.observability.helpers import outbox_drained, samples, scrape, value
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 
 WORK_ITEM_ROUTE = "/api/v1/work-items/{work_item_id}"
@@ -94,6 +94,8 @@ async def test_webhook_delivery_outcomes_are_counted_and_failed_deliveries_gauge
     receivers: Callable[[], Awaitable[Receiver]],
     fresh_gauges: None,
 ) -> None:
+    await outbox_drained()  # what earlier tests left is not delivered alongside
+
     def counted(name: str, outcome: str) -> float:
         return REGISTRY.get_sample_value(name, {"outcome": outcome}) or 0.0
 
@@ -117,7 +119,7 @@ async def test_webhook_delivery_outcomes_are_counted_and_failed_deliveries_gauge
         ]
         return len(deliveries) == 2 and all(d["status"] != "pending" for d in deliveries)
 
-    await wait_until(settled, timeout=30, what="both deliveries to settle")
+    await wait_until(settled, timeout=60, what="both deliveries to settle")
     assert counted("groundwork_webhook_delivery_attempts_total", "succeeded") == attempts_ok + 1
     assert counted("groundwork_webhook_delivery_attempts_total", "failed") == attempts_failed + 1
     assert counted("groundwork_webhook_deliveries_total", "succeeded") == delivered + 1

@@ -10,12 +10,11 @@ import uuid
 from typing import Any
 
 from groundwork.config import Settings
-from groundwork.persistence.repositories import operations
 from groundwork.search.corpus_index import corpus_index
 from groundwork.services.corpus_indexing import catch_up_index
 from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import free_port
-from tests.integration.webhooks.conftest import wait_until
+from tests.integration.observability.helpers import outbox_drained
 
 
 async def _status(settings: Settings, *args: str, **env: str) -> tuple[int, str]:
@@ -46,10 +45,7 @@ async def _status(settings: Settings, *args: str, **env: str) -> tuple[int, str]
 async def _drained() -> None:
     """What earlier tests left behind is dispatched and indexed, as a running worker would have done."""
 
-    async def empty() -> bool:
-        return (await operations.outbox_backlog()).events == 0
-
-    await wait_until(empty, timeout=60, what="the relay to dispatch the outbox")
+    await outbox_drained()
     await catch_up_index(corpus_index())
 
 
