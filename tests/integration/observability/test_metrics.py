@@ -119,7 +119,17 @@ async def test_webhook_delivery_outcomes_are_counted_and_failed_deliveries_gauge
         ]
         return len(deliveries) == 2 and all(d["status"] != "pending" for d in deliveries)
 
-    await wait_until(settled, timeout=60, what="both deliveries to settle")
+    try:
+        await wait_until(settled, timeout=120, what="both deliveries to settle")
+    except AssertionError:
+        from groundwork.persistence import db
+
+        states = await db.fetch("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status")
+        ours = [
+            *await delivery_of(client, workspace, key, good_endpoint["id"]),
+            *await delivery_of(client, workspace, key, gone_endpoint["id"]),
+        ]
+        raise AssertionError(f"deliveries not settled: ours {ours}; all {[dict(r) for r in states]}") from None
     assert counted("groundwork_webhook_delivery_attempts_total", "succeeded") == attempts_ok + 1
     assert counted("groundwork_webhook_delivery_attempts_total", "failed") == attempts_failed + 1
     assert counted("groundwork_webhook_deliveries_total", "succeeded") == delivered + 1
