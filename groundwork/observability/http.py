@@ -32,6 +32,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 REQUEST_ID_HEADER = b"x-request-id"
 UNMATCHED_ROUTE = "unmatched"
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 # A caller's request id is kept when it is short and plain (it is echoed in a header and logged).
 _WELL_FORMED_ID = re.compile(rb"[A-Za-z0-9._:\-]{1,128}")
 
@@ -110,6 +111,8 @@ class ObservedHTTP:
         finally:
             elapsed = perf_counter() - started
             method = scope["method"]
+            if method not in KNOWN_METHODS:  # the method is the caller's: keep the label set bounded
+                method = "OTHER"
             route = scope.get("path_template") or UNMATCHED_ROUTE
             self.metrics.observe(method, route, status, elapsed)
             if access_log.isEnabledFor(logging.INFO):
