@@ -34,9 +34,14 @@ from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
 from groundwork.enhancers.evidence import CorpusEvidence
 from groundwork.enhancers.run_evidence import EvidenceSource
+from groundwork.observability import tracing
+from groundwork.observability.logs import configure_logging
+from groundwork.observability.metrics import MetricsServer
+from groundwork.observability.temporal_sdk import sdk_metrics_runtime
 from groundwork.persistence import db
 from groundwork.services import search_replica
 from groundwork.services.enhancement import sweep_queued_runs
+from groundwork.services.operational_metrics import refresh_gauges
 from groundwork.services.outbox_relay import OutboxRelay
 from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
 from groundwork.services.serving_caches import serving_caches
@@ -76,6 +81,8 @@ ACTIVITIES: list[Callable[..., Any]] = [
     *CORPUS_ACTIVITIES,
     *CONTEXT_ACTIVITIES,
 ]
+# How often the worker reads the outbox, delivery and index-lag gauges from PostgreSQL (with --metrics-port).
+METRICS_REFRESH_SECONDS = 10.0
 # How often the worker starts the workflow of runs whose start failed (they stay `queued`).
 QUEUED_RUN_SWEEP_SECONDS = 30.0
 
@@ -159,12 +166,32 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
         )
 
 
-async def run_worker(settings: Settings) -> None:
-    """Run until SIGINT or SIGTERM, then finish in-flight activities and stop."""
+async def refresh_gauges_forever(stop: asyncio.Event) -> None:
+    """Keep the database gauges of the worker's `/metrics` (outbox, failed deliveries, index lag) current."""
+    while not stop.is_set():
+        try:
+            await refresh_gauges()
+        except Exception:  # the next round tries again
+            log.warning("could not refresh the database gauges", exc_info=True)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), METRICS_REFRESH_SECONDS)
+
+
+async def run_worker(settings: Settings, *, metrics_host: str = "127.0.0.1", metrics_port: int | None = None) -> None:
+    """Run until SIGINT or SIGTERM, then finish in-flight activities and stop.
+
+    With `metrics_port`, Prometheus text is served at `http://metrics_host:metrics_port/metrics`:
+    Groundwork's metrics and the Temporal SDK's own (workflow and activity outcomes).
+    """
     await db.connect(settings.database_url, max_size=settings.db_pool_max_size)
     # Signing secrets written before they were sealed (SQL cannot encrypt them) are sealed now.
     await seal_legacy_webhook_secrets(settings.keyring)
-    client = await connect_client(settings)
+    runtime, metrics_server = None, None
+    if metrics_port is not None:
+        runtime, sdk_metrics = sdk_metrics_runtime()
+        metrics_server = MetricsServer(metrics_host, metrics_port, [sdk_metrics])
+        log.info("metrics on http://%s:%s/metrics", metrics_host, metrics_server.port)
+    client = await connect_client(settings, runtime=runtime)
     await ensure_schedules(client, settings.temporal_task_queue)
     worker = build_worker(client, settings.temporal_task_queue, enhancer=enhancer_for(settings), settings=settings)
     stop = asyncio.Event()
@@ -175,6 +202,7 @@ async def run_worker(settings: Settings) -> None:
     sweep = asyncio.create_task(sweep_queued_runs_forever(client, settings))
     # The outbox relay runs beside the worker: every worker process relays, SKIP LOCKED shares the work.
     relay = asyncio.create_task(OutboxRelay(client, settings).run(stop))
+    gauges = asyncio.create_task(refresh_gauges_forever(stop)) if metrics_server is not None else None
     try:
         # Index readers (draft evidence) reload when told of a commit; the worker keeps its own search
         # replica (its ingest steps index into it) and polls the task queue once it has caught up.
@@ -189,6 +217,11 @@ async def run_worker(settings: Settings) -> None:
         stop.set()
         with contextlib.suppress(Exception):
             await relay
+        if gauges is not None:
+            with contextlib.suppress(Exception):
+                await gauges
+        if metrics_server is not None:
+            metrics_server.close()
         await db.disconnect()
     log.info("worker stopped")
 
@@ -202,16 +235,17 @@ async def _first_of(*waits: Any) -> None:
             task.cancel()
 
 
-def main() -> None:
-    """Entry point for `python -m groundwork.worker`."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+def main(*, metrics_host: str = "127.0.0.1", metrics_port: int | None = None) -> None:
+    """Entry point for `python -m groundwork.worker` and `groundwork worker`."""
+    configure_logging()
+    tracing.configure_from_env("groundwork-worker")
     settings = Settings.from_env()
     if settings.keyring is None:
         log.error(
             "GROUNDWORK_SECRET_KEY is not set: e-mail and chat messages go out without action links, "
             "and chat webhook URLs cannot be opened"
         )
-    asyncio.run(run_worker(settings))
+    asyncio.run(run_worker(settings, metrics_host=metrics_host, metrics_port=metrics_port))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from groundwork.api.app import SERVER_OPTIONS, create_app, create_internal_app
 from groundwork.config import Settings
-from groundwork.persistence import db
+from groundwork.persistence import change_feed, db
 from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories import tenancy
 from groundwork.secrets_keyring import KeyRing
@@ -167,6 +167,7 @@ class Workspace:
         self.principals[principal] = issued.principal_id
         for project_key, role in (memberships or {}).items():
             await tenancy.add_membership(issued.principal_id, self.projects[project_key], role)
+        await change_feed.caught_up()  # this process's caches have heard of the new memberships
         return issued.key
 
     async def provider_key(
@@ -180,6 +181,7 @@ class Workspace:
             self.provider_keys[name] = issued.key
             for project_id in self.projects.values() if role else ():
                 await tenancy.add_membership(issued.principal_id, project_id, role)
+            await change_feed.caught_up()
         return self.provider_keys[name]
 
     @property

@@ -41,6 +41,7 @@ from groundwork.api.rest.context_search import ContextSearchController
 from groundwork.api.rest.enhancement import EnhancementRunController, get_operation
 from groundwork.api.rest.health import live, ready
 from groundwork.api.rest.messages import MessageController
+from groundwork.api.rest.metrics import prometheus_metrics
 from groundwork.api.rest.notification_actions import show_action, use_action
 from groundwork.api.rest.notifications import NotificationController
 from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
@@ -48,6 +49,8 @@ from groundwork.api.rest.work_items import ProjectController, WorkItemController
 from groundwork.api.temporal import TemporalMiddleware
 from groundwork.config import Settings
 from groundwork.domain.principals import Principal
+from groundwork.observability import tracing
+from groundwork.observability.http import observe_litestar
 from groundwork.persistence import db
 from groundwork.search import corpus_index
 from groundwork.services import run_waits, search_replica
@@ -114,6 +117,7 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
         route_handlers=[
             live,
             ready,
+            prometheus_metrics,
             ProjectController,
             WorkItemController,
             WebhookEndpointController,
@@ -156,11 +160,13 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             ],
         ),
         debug=False,
+        # Processes log JSON lines (groundwork.observability.logs); the app must not reconfigure logging.
+        logging_config=None,
     )
     document_problems(app)
     app.state.settings = settings
     app.state.temporal = temporal
-    return app
+    return observe_litestar(app)
 
 
 def create_internal_app(
@@ -198,11 +204,13 @@ def create_internal_app(
             security=API_KEY_SECURITY,
         ),
         debug=False,
+        # Processes log JSON lines (groundwork.observability.logs); the app must not reconfigure logging.
+        logging_config=None,
     )
     document_problems(app)
     app.state.settings = settings
     app.state.temporal = temporal
-    return app
+    return observe_litestar(app)
 
 
 class ListenerRouter:
@@ -236,11 +244,13 @@ def create_listeners(settings: Settings | None = None) -> ListenerRouter:
 
 def app_from_env() -> Litestar:
     """Factory for `uvicorn --factory`: the public app alone."""
+    tracing.configure_from_env("groundwork-api")
     return create_app()
 
 
 def listeners_from_env() -> ListenerRouter:
     """Factory for `groundwork serve`: both apps, one per listener."""
+    tracing.configure_from_env("groundwork-api")
     return create_listeners()
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -34,6 +36,11 @@ _INDEX_TICK_SECONDS = 2.0
 
 _subscribers: list[Callable[[str], None]] = []
 _live_listeners = 0
+# A channel only this process listens on: `caught_up` sends itself a token on it. PostgreSQL delivers
+# notifications to a listener in the order their transactions committed, so hearing the token back
+# means every change committed before it has been heard (and handed to the subscribers) too.
+_SYNC_CHANNEL = f"groundwork_sync_{os.getpid()}_{secrets.token_hex(4)}"
+_sync_waiters: dict[str, asyncio.Future[None]] = {}
 
 
 def is_live() -> bool:
@@ -70,7 +77,33 @@ async def announce_index_commit(folder: str) -> None:
         log.debug("could not announce a commit of the %s index", folder, exc_info=True)
 
 
+async def caught_up(timeout: float = 2.0) -> None:
+    """Return once this process has heard every change committed before the call.
+
+    A service calls it after committing a change that a cache of this process holds (a revoked key, a
+    new membership), so the next request this process serves sees the change. Without a live feed (or
+    inside a transaction, where the token would wait for the commit) there is nothing to wait for.
+    """
+    if not is_live() or db.engine().current_transaction.get() is not None:
+        return
+    token = secrets.token_hex(8)
+    heard: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    _sync_waiters[token] = heard
+    try:
+        await db.execute("SELECT pg_notify($1, $2)", _SYNC_CHANNEL, token)
+        await asyncio.wait_for(heard, timeout)
+    except Exception:  # the feed went away meanwhile: it publishes "*" then, which drops every cache
+        log.debug("change feed did not echo a sync token", exc_info=True)
+    finally:
+        _sync_waiters.pop(token, None)
+
+
 def _on_notification(_connection: Any, _pid: int, channel: str, payload: str) -> None:
+    if channel == _SYNC_CHANNEL:
+        waiter = _sync_waiters.get(payload)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        return
     if channel in LOG_CHANNELS:
         publish_locally(LOG_CHANNELS[channel])
     else:
@@ -87,6 +120,7 @@ async def _listen_once(dsn: str, stop: asyncio.Event, connected: asyncio.Event) 
     try:
         await connection.add_listener(CACHE_CHANNEL, _on_notification)
         await connection.add_listener(INDEX_CHANNEL, _on_notification)
+        await connection.add_listener(_SYNC_CHANNEL, _on_notification)
         for channel in LOG_CHANNELS:
             await connection.add_listener(channel, _on_notification)
         _live_listeners += 1

@@ -47,6 +47,8 @@ class UpOptions:
     # A local SMTP server printing received mail, and the worker's GROUNDWORK_SMTP_URL pointed at it.
     smtp_sink: bool = False
     smtp_port: int = 2525
+    # The worker's Prometheus metrics (Groundwork's and the Temporal SDK's), on the loopback.
+    worker_metrics_port: int = 8002
 
 
 class _StartupFailed(Exception):
@@ -165,6 +167,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
             ("Internal API", "127.0.0.1", options.internal_port),
             ("Temporal", "127.0.0.1", options.temporal_port),
             ("Temporal UI", "127.0.0.1", options.ui_port),
+            ("Worker metrics", "127.0.0.1", options.worker_metrics_port),
             *([("SMTP sink", "127.0.0.1", options.smtp_port)] if options.smtp_sink else []),
         ]
     )
@@ -217,7 +220,8 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     # Each process keeps its own search replica: the worker in `index/` (where `groundwork ingest`,
     # `reindex` and `mcp` find it), the API in `index-api/`.
     worker_env = {**env, "GROUNDWORK_INDEX_DIR": str(data_dir / "index")}
-    worker = _spawn("Worker", [*cli, "worker"], worker_env, data_dir / "logs" / "worker.log")
+    worker_command = [*cli, "worker", "--metrics-port", str(options.worker_metrics_port)]
+    worker = _spawn("Worker", worker_command, worker_env, data_dir / "logs" / "worker.log")
     stack.started("Worker", worker.stop)
     api = _spawn(
         "API",
@@ -250,6 +254,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     _say("REST docs", f"{api_url}/schema")
     _say("GraphiQL", f"{api_url}/graphql")
     _say("MCP", f"{api_url}/mcp")
+    _say("Metrics", f"{api_url}/metrics (API), http://127.0.0.1:{options.worker_metrics_port}/metrics (worker)")
     _say("Internal API", f"http://127.0.0.1:{options.internal_port}/internal/v1 (provider keys; docs at /schema)")
     _say("Temporal UI", temporal.ui_url)
     if demo_key is not None:
