@@ -33,6 +33,7 @@ from groundwork.api.idempotency import IdempotencyMiddleware
 from groundwork.api.internal.context_engine import ContextContributionController, ContextProviderController
 from groundwork.api.internal.corpus import CorpusSourceController
 from groundwork.api.mcp.server import build_mcp_server, current_principal
+from groundwork.api.openapi_problems import document_problems
 from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
 from groundwork.api.rest.connected_apps import ConnectedAppController
 from groundwork.api.rest.context_engine import ContextEngineController, ContextQueryController
@@ -162,6 +163,7 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
         # Processes log JSON lines (groundwork.observability.logs); the app must not reconfigure logging.
         logging_config=None,
     )
+    document_problems(app)
     app.state.settings = settings
     app.state.temporal = temporal
     return observe_litestar(app)
@@ -205,6 +207,7 @@ def create_internal_app(
         # Processes log JSON lines (groundwork.observability.logs); the app must not reconfigure logging.
         logging_config=None,
     )
+    document_problems(app)
     app.state.settings = settings
     app.state.temporal = temporal
     return observe_litestar(app)

@@ -8,9 +8,30 @@ import asyncpg
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
+from groundwork.api.graphql.limits import refusal_code
 from groundwork.domain.errors import GroundworkError, UnusableValue
 
 log = logging.getLogger("groundwork.api.graphql")
+
+
+def _refusal_code(error: GraphQLError) -> str:
+    """`graphql_parse_failed` for a document that does not parse, a limit's own code, else
+    `graphql_validation_failed` (an unknown field, a wrong argument or variable type)."""
+    if error.message.startswith("Syntax Error"):
+        return refusal_code(error.message) or "graphql_parse_failed"
+    return refusal_code(error.message) or "graphql_validation_failed"
+
+
+def _with_code(error: GraphQLError, code: str) -> GraphQLError:
+    return GraphQLError(
+        error.message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=error.original_error,
+        extensions={**(error.extensions or {}), "code": code},
+    )
 
 
 class CodedErrors(MaskErrors):
@@ -26,7 +47,10 @@ class CodedErrors(MaskErrors):
     def _coded(self, error: GraphQLError) -> GraphQLError:
         original = error.original_error
         if original is None or isinstance(original, GraphQLError):
-            return error  # a query the schema refused, or a resolver's own coded error
+            # A document the server refused before running it, or a resolver's own coded error.
+            if (error.extensions or {}).get("code"):
+                return error
+            return _with_code(error, _refusal_code(error))
         if isinstance(original, asyncpg.DataError):
             original = UnusableValue("a value cannot be stored or compared")
         if isinstance(original, GroundworkError):

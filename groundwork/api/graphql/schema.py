@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import strawberry
+from cross_web import HTTPException
 from litestar import Request, Response
 from litestar.enums import MediaType
 from strawberry.litestar import make_graphql_controller
@@ -17,6 +18,7 @@ from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
 from groundwork.api.graphql.errors import CodedErrors
 from groundwork.api.graphql.graphiql import graphiql_page
+from groundwork.api.graphql.limits import query_limits
 
 
 @strawberry.type
@@ -70,7 +72,7 @@ class Mutation:
     apply_notification_change: nt.NotificationPayload = strawberry.mutation(resolver=nt.apply_notification_change)
 
 
-schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[CodedErrors])
+schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[*query_limits(), CodedErrors])
 
 GRAPHQL_PATH = "/graphql"
 _GRAPHIQL_PAGE = graphiql_page(GRAPHQL_PATH)
@@ -79,10 +81,26 @@ _GRAPHIQL_PAGE = graphiql_page(GRAPHQL_PATH)
 _StrawberryController: Any = make_graphql_controller(
     schema, path=GRAPHQL_PATH, context_getter=context_getter, graphql_ide="graphiql"
 )
+# What a request Strawberry cannot take at all (no query, a body that is not JSON, `variables` that are not
+# an object, a mutation over GET) answers: the status Strawberry chose, the error's code.
+_HTTP_CODES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}
 
 
 class GraphQLController(_StrawberryController):
-    """Strawberry's controller with our GraphiQL page, whose assets this server serves (no CDN)."""
+    """Strawberry's controller with our GraphiQL page, whose assets this server serves (no CDN), and a
+    refused HTTP request answered as GraphQL JSON with `extensions.code` instead of plain text."""
 
     async def render_graphql_ide(self, request: Request[Any, Any, Any]) -> Response[str]:
         return Response(_GRAPHIQL_PAGE, media_type=MediaType.HTML)
+
+    async def execute_request(self, request: Request[Any, Any, Any], context: Any, root_value: Any) -> Response[Any]:
+        """Run the request; a request Strawberry refuses before GraphQL answers a coded error."""
+        try:
+            return await self.run(request, context=context, root_value=root_value)  # type: ignore[no-any-return]
+        except HTTPException as error:
+            code = _HTTP_CODES.get(error.status_code, "invalid_request")
+            return Response(
+                {"data": None, "errors": [{"message": error.reason, "extensions": {"code": code}}]},
+                status_code=error.status_code,
+                media_type=MediaType.JSON,
+            )

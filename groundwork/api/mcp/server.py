@@ -8,6 +8,7 @@ in `GROUNDWORK_API_KEY`, resolved once at start.
 from __future__ import annotations
 
 import json
+import logging
 from contextvars import ContextVar
 from typing import Any
 
@@ -15,11 +16,20 @@ import asyncpg
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import ValidationError
 
 from groundwork.domain.connected_apps import scope_refusal
-from groundwork.domain.errors import GroundworkError, Unauthenticated, UnusableValue
+from groundwork.domain.errors import (
+    FieldError,
+    GroundworkError,
+    InvalidRequest,
+    NotFound,
+    Unauthenticated,
+    UnusableValue,
+)
 from groundwork.domain.principals import Principal
 
+log = logging.getLogger(__name__)
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
 current_principal: ContextVar[Principal | None] = ContextVar("current_principal", default=None)
 
@@ -31,13 +41,23 @@ def tool_error(error: GroundworkError) -> ToolError:
     return ToolError(json.dumps({"code": error.code, "message": error.detail, **error.extra}))
 
 
+def _argument_errors(error: ValidationError) -> InvalidRequest:
+    """Arguments that do not fit the tool's input schema: `invalid_request` naming each argument (never the
+    value sent), as REST answers a wrong type."""
+    fields = [
+        FieldError(".".join(str(part) for part in item["loc"]) or "arguments", item["msg"]) for item in error.errors()
+    ]
+    return InvalidRequest("The arguments do not fit the tool's input schema.", fields[:20])
+
+
 class GroundworkMCPServer(MCPServer):
-    """The SDK's server, with one rule for every tool: a domain error a tool lets through (or a value the
-    database refused) answers with its stable code, as a tool that catches it would; anything else stays a
-    crash whose details are only logged."""
+    """The SDK's server, with one rule for every tool: every failure answers a tool error with a stable code.
+    A domain error a tool lets through (or a value the database refused) has its own code, as a tool that
+    catches it would; arguments that do not fit the input schema are `invalid_request`, an unknown tool
+    `not_found`; anything else is `internal_error`, its details only logged."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """Call a tool; uncaught domain errors become coded tool errors."""
+        """Call a tool; every failure becomes a coded tool error."""
         try:
             result: CallToolResult | Any = await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
@@ -45,8 +65,18 @@ class GroundworkMCPServer(MCPServer):
             if isinstance(cause, asyncpg.DataError):
                 cause = UnusableValue("a value cannot be stored or compared")
             if not isinstance(cause, GroundworkError):
-                raise
+                log.error("MCP tool %r crashed", name, exc_info=exc)
+                raise ToolError(
+                    f"Error executing tool {name}: "
+                    + json.dumps({"code": "internal_error", "message": "Something went wrong on our side."})
+                ) from None
             raise ToolError(f"Error executing tool {name}: {tool_error(cause)}") from None
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"Error executing tool {name}: {tool_error(_argument_errors(exc.__cause__))}") from exc
+            if self._tool_manager.get_tool(name) is None:
+                raise ToolError(tool_error(NotFound(f"Unknown tool {name[:100]!r}."))) from exc
+            raise
         return result
 
 

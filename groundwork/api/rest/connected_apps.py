@@ -2,28 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented, text
 from groundwork.api.notification_resources import app_resource
-from groundwork.domain.connected_apps import SCOPE_MANAGE
+from groundwork.domain.connected_apps import (
+    CONFLICT_BEHAVIOURS,
+    DIRECTIONS,
+    KINDS,
+    MAX_NAME,
+    MAX_PROVENANCE,
+    SCOPE_MANAGE,
+)
 from groundwork.domain.principals import Principal
 from groundwork.services import connected_apps as service
 
 MANAGE = {"scope": SCOPE_MANAGE}
+# Documented, not enforced at decoding: the service answers 422 `validation_failed` naming the field.
+Kind = Annotated[str, documented(enum=list(KINDS))]
+Direction = Annotated[str, documented(enum=list(DIRECTIONS))]
+Conflict = Annotated[str, documented(enum=list(CONFLICT_BEHAVIOURS))]
+Name = Annotated[str, text(MAX_NAME)]
+Provenance = Annotated[str, text(MAX_PROVENANCE)]
 MANAGE_WRITE = {"scope": SCOPE_MANAGE, "idempotent": True}
 
 
 class RegisterAppBody(msgspec.Struct, forbid_unknown_fields=True):
-    name: str | None = None
-    kind: str | None = None
-    direction: str | None = None
+    name: Name | None = None
+    kind: Kind | None = None
+    direction: Direction | None = None
     field_authority: list[str] = []
-    provenance: str | None = None
-    conflict: str | None = None
+    provenance: Provenance | None = None
+    conflict: Annotated[str, msgspec.Meta(extra_json_schema={"extra": {"enum": list(CONFLICT_BEHAVIOURS)}})] | None = (
+        None
+    )
 
 
 class ConnectedAppController(Controller):

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, Request, get, post
+from litestar.params import Parameter
 
 from groundwork.api.context_resources import (
     briefing_resource,
@@ -16,6 +17,7 @@ from groundwork.api.context_resources import (
     search_resource,
 )
 from groundwork.api.rest.context_search import SubjectRefBody
+from groundwork.domain.context_engine.model import CONTRIBUTION_TYPES, PACKAGE_STATUSES
 from groundwork.domain.errors import FieldError, InvalidRequest
 from groundwork.domain.principals import Principal
 from groundwork.services import context_engine as service
@@ -108,8 +110,8 @@ class ContextEngineController(Controller):
         request: Request[Principal, Any, Any],
         project_id: str | None = None,
         engagement_id: str | None = None,
-        status: str | None = None,
-        contribution_type: str | None = None,
+        status: str | None = Parameter(default=None, schema_extra={"enum": list(PACKAGE_STATUSES)}),
+        contribution_type: str | None = Parameter(default=None, schema_extra={"enum": list(CONTRIBUTION_TYPES)}),
         limit: int | None = None,
         cursor: str | None = None,
     ) -> dict[str, Any]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, post
 
 from groundwork.api.corpus_resources import search_answer
+from groundwork.api.documented import documented
+from groundwork.domain.corpus import SUBJECT_TYPES
 from groundwork.domain.principals import Principal
 from groundwork.services import corpus_search
 
@@ -15,7 +17,7 @@ READ = {"scope": "context-engine:read"}
 
 
 class SubjectRefBody(msgspec.Struct, forbid_unknown_fields=True):
-    type: str
+    type: Annotated[str, documented(enum=list(SUBJECT_TYPES))]
     id: str
 
 

@@ -2,47 +2,77 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
+from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented
 from groundwork.api.resources import artifact_resource, draft_resource, run_resource
-from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
+from groundwork.domain.enhancement.model import (
+    ACTIONS,
+    MAX_ACTIONS,
+    MAX_INSTRUCTIONS,
+    SCOPE_APPLY,
+    SCOPE_READ,
+    SCOPE_RUN,
+)
 from groundwork.domain.principals import Principal
 from groundwork.services import enhancement as service
 from groundwork.services import operations
 
 READ = {"scope": SCOPE_READ}
 # The range (0-30) is checked by the service, so every transport answers 422 `validation_failed` alike.
-Wait = Parameter(query="wait", default=None, description="Seconds to wait for the run (0-30, default 10).")
+Wait = Parameter(
+    query="wait",
+    default=None,
+    description="Seconds to wait for the run (0-30, default 10).",
+    schema_extra={"minimum": 0, "maximum": 30},
+)
+# Not finished within the wait: the run carries on; `Location` names its operation.
+PENDING = {
+    202: ResponseSpec(
+        dict[str, Any], description="Accepted, still running: poll `Location` (`/api/v1/operations/{run_id}`)."
+    )
+}
 
 
 def _idempotency_key(request: Request[Principal, Any, Any]) -> str | None:
     return request.headers.get("idempotency-key")
 
 
+Action = Annotated[str, documented(enum=list(ACTIONS))]
+Instructions = Annotated[str, documented(maxLength=MAX_INSTRUCTIONS)]
+Actions = Annotated[
+    list[str],
+    documented(items={"type": "string", "enum": list(ACTIONS)}, minItems=1, maxItems=MAX_ACTIONS, uniqueItems=True),
+]
+TargetType = Annotated[str, documented(enum=["work_item"])]
+DraftIds = Annotated[list[str], documented(minItems=1, maxItems=50)]
+
+
 class Target(msgspec.Struct, forbid_unknown_fields=True):
-    type: str
+    type: TargetType
     id: str
 
 
 class CreateRunBody(msgspec.Struct, forbid_unknown_fields=True):
     target: Target
-    actions: list[str]
-    instructions: str | None = None
+    actions: Actions
+    instructions: Instructions | None = None
     confirm: bool | None = None
 
 
 class RunActionBody(msgspec.Struct, forbid_unknown_fields=True):
-    action: str
-    instructions: str | None = None
+    action: Action
+    instructions: Instructions | None = None
     confirm: bool | None = None
 
 
 class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
-    draft_ids: list[str]
+    draft_ids: DraftIds
     expected_target_version: str | None = None
     confirm: bool | None = None
 
@@ -59,7 +89,13 @@ class EnhancementRunController(Controller):
     path = "/api/v1/work-item-enhancements"
     tags = ["work item enhancement"]
 
-    @post("/", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Create a run", status_code=201)
+    @post(
+        "/",
+        opt={"scope": SCOPE_RUN, "idempotent": True},
+        summary="Create a run",
+        status_code=201,
+        responses=PENDING,
+    )
     async def create_run(
         self, request: Request[Principal, Any, Any], data: CreateRunBody, wait: int | None = Wait
     ) -> Response[dict[str, Any]]:
@@ -90,7 +126,11 @@ class EnhancementRunController(Controller):
         return {"data": run_resource(await service.load_run(request.user, run_id))}
 
     @post(
-        "/{run_id:str}/actions", opt={"scope": SCOPE_RUN, "idempotent": True}, summary="Run one action", status_code=200
+        "/{run_id:str}/actions",
+        opt={"scope": SCOPE_RUN, "idempotent": True},
+        summary="Run one action",
+        status_code=200,
+        responses=PENDING,
     )
     async def run_action(
         self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody, wait: int | None = Wait
@@ -136,6 +176,7 @@ class EnhancementRunController(Controller):
         opt={"scope": SCOPE_APPLY, "idempotent": True},
         summary="Apply selected drafts to the work item",
         status_code=200,
+        responses=PENDING,
     )
     async def apply(
         self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody

@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from litestar import Request, Response, get
+from litestar.openapi import ResponseSpec
 
 from groundwork.persistence import db
 from groundwork.services.search_replica import search_replica_state
@@ -20,6 +21,7 @@ async def live() -> dict[str, str]:
     "/health/ready",
     opt={"auth": "public"},
     summary="PostgreSQL and Temporal are reachable, and this process's search replica has caught up",
+    responses={503: ResponseSpec(dict[str, Any], description="A dependency is down: `checks` names it.")},
 )
 async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     checks = {"postgres": await db.ping(), "temporal": await request.app.state.temporal.healthy()}

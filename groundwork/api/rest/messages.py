@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented, text
 from groundwork.api.notification_resources import message_resource, thread_resource
+from groundwork.domain.messages import MAX_BODY, MAX_TITLE, SUBJECT_TYPES
 from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
 from groundwork.domain.principals import Principal
 from groundwork.services import messages as service
@@ -18,19 +20,19 @@ READ = {"scope": SCOPE_READ}
 
 
 class SubjectRef(msgspec.Struct, forbid_unknown_fields=True):
-    type: str
+    type: Annotated[str, documented(enum=list(SUBJECT_TYPES))]
     id: str
 
 
 class CreateThreadBody(msgspec.Struct, forbid_unknown_fields=True):
-    title: str | None = None
-    participant_ids: list[str] | None = None
+    title: Annotated[str, text(MAX_TITLE)] | None = None
+    participant_ids: Annotated[list[str], documented(minItems=1)] | None = None
     subject_ref: SubjectRef | None = None
-    body: str | None = None
+    body: Annotated[str, text(MAX_BODY)] | None = None
 
 
 class PostMessageBody(msgspec.Struct, forbid_unknown_fields=True):
-    body: str | None = None
+    body: Annotated[str, text(MAX_BODY)] | None = None
 
 
 class MessageController(Controller):

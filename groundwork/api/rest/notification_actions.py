@@ -17,7 +17,8 @@ from groundwork.api.errors import groundwork_error_handler
 from groundwork.domain.errors import GroundworkError
 from groundwork.services import notification_actions as service
 
-PUBLIC = {"auth": "public"}
+# The token is the credential; browsers get a page (`html_page`), a used or expired link is 410.
+PUBLIC = {"auth": "public", "html_page": True, "problems": (410,)}
 
 
 def _page(title: str, text: str, *, button: bool = False, status: int = 200) -> Response[str]:
@@ -65,7 +66,7 @@ async def show_action(request: Request[Any, Any, Any], token: str) -> Response[A
 
 @post(
     "/api/v1/notification-actions/{token:str}",
-    opt=PUBLIC,
+    opt={**PUBLIC, "problems": (409, 410)},
     tags=["notifications"],
     summary="Use an action link: acknowledge as the recipient (signed, single-use, expiring)",
     description="Contract v0.2 (preview). A sink may acknowledge, never dismiss.",

@@ -5,14 +5,15 @@ Contract v0.2 (preview). Every read is self-scoped: another principal's notifica
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, post, put
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented
 from groundwork.api.notification_resources import notification_detail, notification_resource
-from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
+from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE, SOURCE_KINDS, STATUSES
 from groundwork.domain.principals import Principal
 from groundwork.services import notification_preferences as preferences
 from groundwork.services import notifications as service
@@ -24,7 +25,7 @@ OPERATE = {"scope": SCOPE_OPERATE, "idempotent": True}
 
 
 class CommandBody(msgspec.Struct, forbid_unknown_fields=True):
-    expected_version: int | None = None
+    expected_version: Annotated[int, documented(minimum=1)] | None = None
     reason: str | None = None
     confirm: bool | None = None
 
@@ -54,9 +55,9 @@ class NotificationController(Controller):
     async def list_notifications(
         self,
         request: Request[Principal, Any, Any],
-        status: str | None = None,
-        source_kind: str | None = None,
-        since: str | None = None,
+        status: str | None = Parameter(default=None, schema_extra={"enum": list(STATUSES)}),
+        source_kind: str | None = Parameter(default=None, schema_extra={"enum": list(SOURCE_KINDS)}),
+        since: str | None = Parameter(default=None, schema_extra={"format": "date-time"}),
         limit: int | None = Parameter(default=None, ge=1, le=100),
         cursor: str | None = None,
     ) -> dict[str, Any]:
@@ -71,7 +72,11 @@ class NotificationController(Controller):
         summary="What changed since a time in what the caller requested, watches or takes part in",
         description=PREVIEW + "Deterministic; `since` defaults to 24 hours ago.",
     )
-    async def get_summary(self, request: Request[Principal, Any, Any], since: str | None = None) -> dict[str, Any]:
+    async def get_summary(
+        self,
+        request: Request[Principal, Any, Any],
+        since: str | None = Parameter(default=None, schema_extra={"format": "date-time"}),
+    ) -> dict[str, Any]:
         return {"data": await summary(request.user, since)}
 
     @get("/preferences", opt=READ, summary="The caller's channel and delivery preferences", description=PREVIEW)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented
 from groundwork.domain.principals import Principal
 from groundwork.domain.times import timestamp
+from groundwork.domain.webhooks import DELIVERY_STATUSES, EVENT_TYPES, MAX_EVENT_TYPES, SERVICE_PREFIXES
 from groundwork.services import webhooks as service
 
 MANAGE = {"scope": "webhooks:manage"}
@@ -18,15 +20,26 @@ MANAGE_WRITE = {"scope": "webhooks:manage", "idempotent": True}
 ISSUE_SECRET = {**MANAGE_WRITE, "sealed_answer": True}
 
 
+# Exact event types, or a service's wildcard (`work_item_enhancement.*`); checked by the service (422).
+EventTypes = Annotated[
+    list[str],
+    documented(
+        items={"type": "string", "enum": [*sorted(EVENT_TYPES), *(f"{p}.*" for p in SERVICE_PREFIXES)]},
+        minItems=1,
+        maxItems=MAX_EVENT_TYPES,
+    ),
+]
+
+
 class CreateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
     url: str
-    event_types: list[str]
+    event_types: EventTypes
     description: str = ""
 
 
 class UpdateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
     url: str | msgspec.UnsetType = msgspec.UNSET
-    event_types: list[str] | msgspec.UnsetType = msgspec.UNSET
+    event_types: EventTypes | msgspec.UnsetType = msgspec.UNSET
     description: str | msgspec.UnsetType = msgspec.UNSET
     enabled: bool | msgspec.UnsetType = msgspec.UNSET
 
@@ -158,8 +171,8 @@ class WebhookEndpointController(Controller):
         self,
         request: Request[Principal, Any, Any],
         endpoint_id: str,
-        status: str | None = None,
-        event_type: str | None = None,
+        status: str | None = Parameter(default=None, schema_extra={"enum": list(DELIVERY_STATUSES)}),
+        event_type: str | None = Parameter(default=None, schema_extra={"enum": sorted(EVENT_TYPES)}),
         limit: int | None = Parameter(default=None, ge=1, le=100),
         cursor: str | None = None,
     ) -> dict[str, Any]:

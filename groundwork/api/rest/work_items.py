@@ -2,37 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, patch, post
 from litestar.params import Parameter
 
+from groundwork.api.documented import documented, text
 from groundwork.api.resources import change_resource, project_resource, work_item_resource
 from groundwork.domain.principals import Principal
+from groundwork.domain.work_items import FIELD_NAMES, MAX_TITLE, STATUSES
 from groundwork.services import work_items as service
 
 READ = {"scope": "work-items:read"}
 WRITE = {"scope": "work-items:write"}
 FieldValue = str | int | float | None
+# Documented, not enforced at decoding: the service answers 422 `validation_failed` naming the field.
+Status = Annotated[str, documented(enum=list(STATUSES))]
+Fields = Annotated[dict[str, FieldValue], documented(propertyNames={"enum": list(FIELD_NAMES)})]
+Version = Annotated[str, documented(format="date-time")]
+Title = Annotated[str, text(MAX_TITLE)]
 
 
 class CreateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
     project_id: str
-    title: str
-    status: str = "backlog"
+    title: Title
+    status: Status = "backlog"
     sprint: str | None = None
     watchers: list[str] = []
-    fields: dict[str, FieldValue] = {}
+    fields: Fields = {}
 
 
 class UpdateWorkItemBody(msgspec.Struct, forbid_unknown_fields=True):
-    expected_version: str
-    title: str | msgspec.UnsetType = msgspec.UNSET
-    status: str | msgspec.UnsetType = msgspec.UNSET
+    expected_version: Version
+    title: Title | msgspec.UnsetType = msgspec.UNSET
+    status: Status | msgspec.UnsetType = msgspec.UNSET
     sprint: str | msgspec.UnsetType | None = msgspec.UNSET
     watchers: list[str] | msgspec.UnsetType = msgspec.UNSET
-    fields: dict[str, FieldValue] | msgspec.UnsetType = msgspec.UNSET
+    fields: Fields | msgspec.UnsetType = msgspec.UNSET
 
 
 def _given(value: Any) -> Any:
@@ -58,7 +65,7 @@ class WorkItemController(Controller):
         self,
         request: Request[Principal, Any, Any],
         project_id: str | None = None,
-        status: str | None = None,
+        status: str | None = Parameter(default=None, schema_extra={"enum": list(STATUSES)}),
         sprint: str | None = None,
         limit: int | None = Parameter(default=None, ge=1, le=100),
         cursor: str | None = None,

@@ -1,0 +1,72 @@
+"""The OpenAPI document's problem answers come from the route table: a new route is documented as it is added."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar, get, patch, post
+from litestar.openapi import OpenAPIConfig
+
+from groundwork.api.app import create_app
+from groundwork.api.openapi_problems import document_problems
+from groundwork.config import Settings
+
+
+@post("/api/v1/widgets", opt={"scope": "widgets:write", "idempotent": True})
+async def create_widget(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+@get("/api/v1/widgets/{widget_id:str}", opt={"scope": "widgets:read"})
+async def get_widget(widget_id: str) -> dict[str, Any]:
+    return {"id": widget_id}
+
+
+@patch("/api/v1/widgets/{widget_id:str}", opt={"scope": "widgets:write"})
+async def change_widget(widget_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+@get("/health/live", opt={"auth": "public"})
+async def live() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+def _document() -> dict[str, Any]:
+    app = Litestar([create_widget, get_widget, change_widget, live], openapi_config=OpenAPIConfig("t", "1"))
+    document_problems(app)
+    return app.openapi_schema.to_schema()
+
+
+def test_a_new_route_documents_its_problem_answers_from_its_declarations() -> None:
+    paths = _document()["paths"]
+    create = paths["/api/v1/widgets"]["post"]
+    assert set(create["responses"]) == {"201", "400", "401", "403", "404", "409", "413", "422", "429", "503"}
+    problem = create["responses"]["409"]["content"]["application/problem+json"]["schema"]
+    assert problem == {"$ref": "#/components/schemas/Problem"}
+    assert "Retry-After" in create["responses"]["429"]["headers"]
+    header = next(p for p in create["parameters"] if p["name"] == "Idempotency-Key")
+    assert header["in"] == "header" and header["required"] is True and header["schema"]["maxLength"] == 255
+    read = paths["/api/v1/widgets/{widget_id}"]["get"]
+    assert set(read["responses"]) == {"200", "400", "401", "403", "404", "422", "429", "503"}
+    assert all(p["name"] != "Idempotency-Key" for p in read["parameters"])
+    assert "409" in paths["/api/v1/widgets/{widget_id}"]["patch"]["responses"]
+    # A public probe needs no key and is not rate limited: neither is documented.
+    assert set(paths["/health/live"]["get"]["responses"]) == {"200"}
+
+
+def test_the_problem_schema_requires_the_stable_code() -> None:
+    problem = _document()["components"]["schemas"]["Problem"]
+    assert set(problem["required"]) == {"type", "title", "status", "detail", "code"}
+    assert problem["properties"]["errors"]["items"]["required"] == ["path", "message"]
+
+
+def test_every_operation_of_the_public_api_documents_429_and_every_keyed_one_401() -> None:
+    document = create_app(Settings(database_url="postgresql://unused/db")).openapi_schema.to_schema()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            statuses = set(operation["responses"])
+            if not path.startswith(("/health/", "/schema")):
+                assert "429" in statuses, (method, path)
+            if path.startswith("/api/") and "notification-actions" not in path:
+                assert {"401", "503"} <= statuses, (method, path)
