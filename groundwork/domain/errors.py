@@ -141,6 +141,8 @@ class ServiceUnavailable(GroundworkError):
     status = 503
     code = "service_unavailable"
     title = "Service unavailable"
+    # Sent as `Retry-After`: long enough for a restart of PostgreSQL or Temporal to finish.
+    retry_after_seconds = 5
 
 
 class RateLimited(GroundworkError):

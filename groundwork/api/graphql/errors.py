@@ -9,6 +9,7 @@ from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from groundwork.domain.errors import GroundworkError, UnusableValue
+from groundwork.services.outages import unavailable
 
 log = logging.getLogger("groundwork.api.graphql")
 
@@ -29,6 +30,7 @@ class CodedErrors(MaskErrors):
             return error  # a query the schema refused, or a resolver's own coded error
         if isinstance(original, asyncpg.DataError):
             original = UnusableValue("a value cannot be stored or compared")
+        original = unavailable(original) or original
         if isinstance(original, GroundworkError):
             return GraphQLError(
                 original.detail,

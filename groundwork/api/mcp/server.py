@@ -19,6 +19,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from groundwork.domain.connected_apps import scope_refusal
 from groundwork.domain.errors import GroundworkError, Unauthenticated, UnusableValue
 from groundwork.domain.principals import Principal
+from groundwork.services.outages import unavailable
 
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
 current_principal: ContextVar[Principal | None] = ContextVar("current_principal", default=None)
@@ -44,6 +45,8 @@ class GroundworkMCPServer(MCPServer):
             cause = exc.__cause__
             if isinstance(cause, asyncpg.DataError):
                 cause = UnusableValue("a value cannot be stored or compared")
+            elif cause is not None:
+                cause = unavailable(cause) or cause
             if not isinstance(cause, GroundworkError):
                 raise
             raise ToolError(f"Error executing tool {name}: {tool_error(cause)}") from None

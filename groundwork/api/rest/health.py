@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Request, Response, get
 
+from groundwork.domain.errors import ServiceUnavailable
 from groundwork.persistence import db
 
 
@@ -24,4 +25,5 @@ async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
             "checks": {k: "ok" if v else "down" for k, v in checks.items()},
         },
         status_code=200 if ok else 503,
+        headers=None if ok else {"Retry-After": str(ServiceUnavailable.retry_after_seconds)},
     )
