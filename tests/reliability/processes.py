@@ -6,6 +6,7 @@ Separate from the session's PostgreSQL and Temporal, so stopping them breaks no 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -28,15 +29,24 @@ READY_TIMEOUT = 90.0
 CLI = [sys.executable, "-m", "groundwork.cli"]
 
 
-def wait_until(check: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.2) -> Any:
-    """Poll `check` until it returns something truthy (returned), failing after `timeout` seconds."""
+def wait_until(
+    check: Callable[[], Any],
+    *,
+    timeout: float,
+    what: str,
+    interval: float = 0.2,
+    details: Callable[[], object] | None = None,
+) -> Any:
+    """Poll `check` until it returns something truthy (returned), failing after `timeout` seconds (with
+    `details()` in the message)."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+            shown = f": {details()}" if details is not None else ""
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}{shown}")
         time.sleep(interval)
 
 
@@ -61,9 +71,19 @@ class OwnPostgres:
         """Start it again on the same socket: the DSN every process holds stays valid."""
         self._pg_ctl(["-w", "-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(self.pgdata / "log"), "start"])
 
+    def running(self) -> bool:
+        status = subprocess.run(
+            [str(pg_commands.POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(self.pgdata), "status"],
+            capture_output=True,
+            user=self.server.system_user,
+            timeout=30,
+        )
+        return status.returncode == 0
+
     def close(self) -> None:
-        with contextlib.suppress(Exception):
+        if self.running():
             self.stop()
+        atexit.unregister(self.server._cleanup)  # stopped here; the temporary directory goes with the session
 
 
 class Child:
@@ -90,6 +110,15 @@ class Child:
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def freeze(self) -> None:
+        """SIGSTOP: the process holds its connections but does nothing."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
     def kill(self) -> None:
         """SIGKILL: no cleanup, no chance to record anything."""
@@ -126,6 +155,8 @@ class OwnStack:
         self.internal_port = free_port()
         self.worker: Child | None = None
         self.api: Child | None = None
+        self._key: str | None = None
+        self._provider_key: str | None = None
 
     @property
     def base_url(self) -> str:
@@ -180,6 +211,21 @@ class OwnStack:
         self.wait_ready()
         return self
 
+    def heal(self) -> None:
+        """Bring back whatever part an earlier test left down, then wait until the API is ready."""
+        assert self.postgres is not None and self.worker is not None and self.api is not None
+        if not self.postgres.running():
+            self.postgres.start()
+        if self.temporal.poll() is not None or self.temporal.process is None:
+            self.temporal.stop(1)
+            self.temporal.start()
+            self.temporal.wait_ready(READY_TIMEOUT)
+        for child in (self.worker, self.api):
+            if not child.alive():
+                child.stop()
+                child.start()
+        self.wait_ready()
+
     def cli(self, *args: str) -> str:
         """Run `groundwork <args>` against this stack; its stdout."""
         done = subprocess.run([*CLI, *args], env=self.env(), capture_output=True, text=True, timeout=120)
@@ -187,8 +233,25 @@ class OwnStack:
         return done.stdout
 
     def demo_key(self) -> str:
-        """Seed the demo workspace (once) and return a fresh key of its admin with every scope."""
-        return self.cli("demo").strip().splitlines()[-1]
+        """Seed the demo workspace (once) and return a key of its admin with every scope (one per stack)."""
+        if self._key is None:
+            self._key = self.cli("demo").strip().splitlines()[-1]
+        return self._key
+
+    def provider_key(self) -> str:
+        """A key of a demo provider that contributes corpus sources to every project (one per stack)."""
+        if self._provider_key is None:
+            self.demo_key()
+            self._provider_key = self.cli(
+                "keys", "create", "--workspace", "demo", "--principal", "reliability-provider",
+                "--kind", "provider", "--admin", "--scope", "context-engine:contribute",
+            ).strip().splitlines()[-1]  # fmt: skip
+        return self._provider_key
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        """A client of the public API with the demo admin's key."""
+        headers = {"Authorization": f"Bearer {self.demo_key()}"}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=kwargs.pop("timeout", 30), **kwargs)
 
     def ready(self) -> bool:
         with contextlib.suppress(httpx.HTTPError):
