@@ -17,7 +17,7 @@ from litestar.exceptions import (
 )
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
-from groundwork.domain.errors import GroundworkError, RateLimited, ServiceUnavailable, UnusableValue
+from groundwork.domain.errors import GroundworkError, UnusableValue
 from groundwork.services.outages import unavailable
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,8 @@ def problem(
 
 def groundwork_error_handler(_: Request[Any, Any, Any], exc: GroundworkError) -> Response[dict[str, Any]]:
     """Render a domain error."""
-    retry = isinstance(exc, (RateLimited, ServiceUnavailable))
-    headers = {"Retry-After": str(exc.retry_after_seconds)} if retry else None  # type: ignore[attr-defined]
+    retry_after = getattr(exc, "retry_after_seconds", None)  # 429, 503 and 409 idempotency_key_in_use
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     return problem(exc.status, exc.code, exc.title, exc.detail, headers, **exc.extra)
 
 
