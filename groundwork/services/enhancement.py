@@ -414,6 +414,11 @@ async def _start_update(run_id: str, update: Any, arg: Any, update_id: str) -> W
         # Shielded: cancelling the call before the run accepts the Update would withdraw it from Temporal.
         return await asyncio.wait_for(asyncio.shield(sending), ACCEPT_SECONDS)
     except TimeoutError:
+        if not await _answers(client):
+            # Temporal itself is out of reach: the Update cannot arrive, so the caller must not be told 202.
+            # A retry with the same Idempotency-Key names the same Update, so it is never applied twice.
+            sending.cancel()
+            raise ServiceUnavailable("The workflow service cannot be reached right now; retry shortly.") from None
         # Not accepted yet (the worker is busy or absent): the request answers 202, the call carries on here.
         _in_flight.add(sending)
         sending.add_done_callback(_settled_in_background)
@@ -422,6 +427,14 @@ async def _start_update(run_id: str, update: Any, arg: Any, update_id: str) -> W
         return None
     except (WorkflowUpdateFailedError, RPCError) as error:
         raise _temporal_error(error) from None
+
+
+async def _answers(client: Client) -> bool:
+    """Whether the Temporal frontend answers a health check now."""
+    try:
+        return bool(await asyncio.wait_for(client.service_client.check_health(), 2.0))
+    except Exception:
+        return False
 
 
 # Updates still being delivered after their request answered 202 (kept referenced until they settle).

@@ -3,7 +3,10 @@ them breaks no other test). Each test leaves it whole again; `healthy_stack` che
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,12 +17,16 @@ WEBHOOK_SCHEDULE = "0,0.5,1,2,3,5"
 
 
 @pytest.fixture(scope="package")
-def own_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnStack]:
-    stack = OwnStack(tmp_path_factory.mktemp("reliability"), GROUNDWORK_WEBHOOK_SCHEDULE=WEBHOOK_SCHEDULE)
+def own_stack() -> Iterator[OwnStack]:
+    # Not under pytest's base temp: another pytest session starting on this machine resets that directory to
+    # mode 0700, which locks out the PostgreSQL server's own user mid-initdb.
+    root = Path(tempfile.mkdtemp(prefix="groundwork-reliability-"))
+    stack = OwnStack(root, GROUNDWORK_WEBHOOK_SCHEDULE=WEBHOOK_SCHEDULE)
     try:
         yield stack.start()
     finally:
         stack.close()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
