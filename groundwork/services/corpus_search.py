@@ -13,9 +13,12 @@ is one index snapshot read in one worker thread, with no database round trip whe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import json
+import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,13 +31,14 @@ from groundwork.domain.corpus import (
     QueryClause,
     parse_query,
 )
-from groundwork.domain.errors import FieldError, InvalidRequest, NotFound
+from groundwork.domain.errors import FieldError, InvalidRequest, NotFound, ServiceUnavailable
 from groundwork.domain.pagination import page_request, ranked_cursor, ranked_position
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index
 from groundwork.search.corpus_search import SearchFilters
+from groundwork.search.failures import is_index_failure
 from groundwork.search.passages import (
     PassageHit,
     ServingState,
@@ -43,6 +47,8 @@ from groundwork.search.passages import (
     snapshot_statistics,
 )
 from groundwork.services.invalidated_cache import InvalidatedCache
+
+log = logging.getLogger(__name__)
 
 CONTEXT_READ = "context:read"
 # Up to this many postings (summed document frequencies of the query's words), a search runs on the event loop.
@@ -132,6 +138,23 @@ async def search_scope(principal: Principal, subject_type: str, subject_id: str)
     return scope
 
 
+class SearchIndexUnavailable(ServiceUnavailable):
+    """The index cannot be read (missing, corrupted, or being rebuilt by the worker from PostgreSQL)."""
+
+
+@contextlib.contextmanager
+def _readable(index: Any) -> Iterator[None]:
+    """Index files that cannot be read are a 503 (the worker rebuilds them from PostgreSQL), never a 500."""
+    try:
+        yield
+    except BaseException as exc:
+        if not is_index_failure(exc):
+            raise
+        log.error("the search index cannot be read: %s: %s", type(exc).__name__, exc)
+        index.mark_stale()  # the next search opens whatever generation serves then
+        raise SearchIndexUnavailable("The search index cannot be read right now; retry shortly.") from None
+
+
 async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSearchResult:
     """Ranked exact passages for a project, engagement or portfolio subject, keyset-paginated."""
     _validate(search)
@@ -144,8 +167,12 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     if not scope.readable_project_ids:
         return empty
     index = corpus_index()
-    snapshot = index.snapshot()
+    with _readable(index):
+        snapshot = index.snapshot()
     if snapshot is None:
+        if await repo.last_index_change() > 0:
+            # Passages exist but no index serves them (deleted, or being rebuilt): an empty page would lie.
+            raise SearchIndexUnavailable("The search index is being rebuilt; retry shortly.")
         return empty
     state = await _serving.load(snapshot.applied_seq, lambda: load_serving_state(snapshot.applied_seq))
     classes = allowed_classes(principal.scopes)
@@ -162,12 +189,13 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     read = functools.partial(
         search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
     )
-    # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
-    # over few (rare words) costs less than the hop to a thread and back, and runs here.
-    stats = snapshot_statistics(snapshot)
-    fields = ("text", *STRUCTURE_FIELDS)
-    postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
-    page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
+    with _readable(index):
+        # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
+        # over few (rare words) costs less than the hop to a thread and back, and runs here.
+        stats = snapshot_statistics(snapshot)
+        fields = ("text", *STRUCTURE_FIELDS)
+        postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
+        page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]
