@@ -13,12 +13,9 @@ is one index snapshot read in one worker thread, with no database round trip whe
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import hashlib
 import json
-import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,14 +28,13 @@ from groundwork.domain.corpus import (
     QueryClause,
     parse_query,
 )
-from groundwork.domain.errors import FieldError, InvalidRequest, NotFound, ServiceUnavailable
+from groundwork.domain.errors import FieldError, InvalidRequest, NotFound
 from groundwork.domain.pagination import page_request, ranked_cursor, ranked_position
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index
 from groundwork.search.corpus_search import SearchFilters
-from groundwork.search.failures import is_index_failure
 from groundwork.search.passages import (
     PassageHit,
     ServingState,
@@ -46,9 +42,9 @@ from groundwork.search.passages import (
     search_snapshot,
     snapshot_statistics,
 )
+from groundwork.services.index_reads import SearchIndexUnavailable, readable
 from groundwork.services.invalidated_cache import InvalidatedCache
 
-log = logging.getLogger(__name__)
 
 CONTEXT_READ = "context:read"
 # Up to this many postings (summed document frequencies of the query's words), a search runs on the event loop.
@@ -138,23 +134,6 @@ async def search_scope(principal: Principal, subject_type: str, subject_id: str)
     return scope
 
 
-class SearchIndexUnavailable(ServiceUnavailable):
-    """The index cannot be read (missing, corrupted, or being rebuilt by the worker from PostgreSQL)."""
-
-
-@contextlib.contextmanager
-def _readable(index: Any) -> Iterator[None]:
-    """Index files that cannot be read are a 503 (the worker rebuilds them from PostgreSQL), never a 500."""
-    try:
-        yield
-    except BaseException as exc:
-        if not is_index_failure(exc):
-            raise
-        log.error("the search index cannot be read: %s: %s", type(exc).__name__, exc)
-        index.mark_stale()  # the next search opens whatever generation serves then
-        raise SearchIndexUnavailable("The search index cannot be read right now; retry shortly.") from None
-
-
 async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSearchResult:
     """Ranked exact passages for a project, engagement or portfolio subject, keyset-paginated."""
     _validate(search)
@@ -167,7 +146,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     if not scope.readable_project_ids:
         return empty
     index = corpus_index()
-    with _readable(index):
+    with readable(index):
         snapshot = index.snapshot()
     if snapshot is None:
         if await repo.last_index_change() > 0:
@@ -189,7 +168,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     read = functools.partial(
         search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
     )
-    with _readable(index):
+    with readable(index):
         # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
         # over few (rare words) costs less than the hop to a thread and back, and runs here.
         stats = snapshot_statistics(snapshot)
