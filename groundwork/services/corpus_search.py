@@ -45,7 +45,6 @@ from groundwork.search.passages import (
 from groundwork.services.index_reads import SearchIndexUnavailable, readable
 from groundwork.services.invalidated_cache import InvalidatedCache
 
-
 CONTEXT_READ = "context:read"
 # Up to this many postings (summed document frequencies of the query's words), a search runs on the event loop.
 _INLINE_POSTINGS = 2_000
