@@ -21,7 +21,7 @@ def own_stack() -> Iterator[OwnStack]:
     # Not under pytest's base temp: another pytest session starting on this machine resets that directory to
     # mode 0700, which locks out the PostgreSQL server's own user mid-initdb.
     root = Path(tempfile.mkdtemp(prefix="groundwork-reliability-"))
-    stack = OwnStack(root, GROUNDWORK_WEBHOOK_SCHEDULE=WEBHOOK_SCHEDULE)
+    stack = OwnStack(root, GROUNDWORK_WEBHOOK_SCHEDULE=WEBHOOK_SCHEDULE, GROUNDWORK_QUEUED_RUN_SWEEP_SECONDS="2")
     try:
         yield stack.start()
     finally:
