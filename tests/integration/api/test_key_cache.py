@@ -32,7 +32,8 @@ async def second_api_process(settings: Settings) -> AsyncIterator[str]:
         "GROUNDWORK_RATE_LIMIT_PER_MINUTE": "100000",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port)],
+        # Its own internal port too: the default (8001) may be taken by another suite on this machine.
+        [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port), "--internal-port", str(free_port())],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
