@@ -20,8 +20,10 @@ def idem() -> dict[str, str]:
 
 
 def work_items(client: httpx.Client) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = client.get("/api/v1/work-items", params={"limit": 100}).json()["data"]
-    assert items, "the demo has no work items"
+    """The demo's work items that have a description to draft from (not the bare ones other tests create)."""
+    listed: list[dict[str, Any]] = client.get("/api/v1/work-items", params={"limit": 100}).json()["data"]
+    items = [item for item in listed if item["fields"].get("description")]
+    assert items, "the demo has no work items with a description"
     return items
 
 
