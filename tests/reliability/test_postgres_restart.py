@@ -115,8 +115,8 @@ def test_postgres_restart_under_load_loses_nothing_and_answers_503_meanwhile(sta
             wait_runs_ready(client, before + after, timeout=180)
 
             def delivered() -> bool:
-                ours = {e["payload"].get("run_id") for e in receiver.events.values()}
-                return set(before + after) <= ours and len(receiver.events) >= 2 * len(before + after)
+                got = {(e["payload"].get("run_id"), e["type"]) for e in receiver.events.values()}
+                return {(r, t) for r in before + after for t in RUN_EVENTS} <= got
 
             wait_until(delivered, timeout=120, what="every run's events at the receiver")
 

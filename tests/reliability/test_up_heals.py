@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 import uuid
@@ -61,7 +62,8 @@ def test_up_restarts_a_killed_worker_and_a_run_in_flight_completes(tmp_path: Pat
             assert client.get("/health/ready").status_code == 200
         assert up.process.poll() is None, up.output  # the stack kept running through the crash
         assert up.interrupt() == 0, up.output
-        stops = [line.split()[0] for line in up.output.splitlines() if line.endswith("stopped") or " stopped" in line]
-        assert stops[-4:] == ["API", "Worker", "Temporal", "PostgreSQL"], up.output
+        stopping = re.compile(r"^(API|Worker|Temporal|PostgreSQL)\s+(stopped|killed after)")
+        stops = [m.group(1) for line in up.output.splitlines() if (m := stopping.match(line))]
+        assert stops == ["API", "Worker", "Temporal", "PostgreSQL"], up.output
     finally:
         up.close()
