@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from groundwork.secrets_keyring import KeyRing, KeyRingError, ring_text
 
@@ -24,6 +25,15 @@ class Settings:
     temporal_address: str = "127.0.0.1:7233"
     temporal_namespace: str = "default"
     temporal_task_queue: str = "groundwork"
+    # An existing Temporal cluster or Temporal Cloud (the Temporal SDKs' and CLI's own variable names):
+    # TLS on or off (None: on when an API key or a client certificate is given), mTLS client certificate
+    # and key files, a private CA for the server certificate, the server name to verify, an API key.
+    temporal_tls: bool | None = None
+    temporal_tls_client_cert_path: Path | None = None
+    temporal_tls_client_key_path: Path | None = None
+    temporal_tls_server_ca_cert_path: Path | None = None
+    temporal_tls_server_name: str | None = None
+    temporal_api_key: str | None = field(default=None, repr=False)
     # Requests per key per window; a token bucket refilled continuously.
     rate_limit_per_minute: int = 600
     # Requests without a valid key (none, unknown, revoked; keyless /graphql) per client address.
@@ -107,6 +117,7 @@ class Settings:
             temporal_address=os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
             temporal_namespace=os.environ.get("TEMPORAL_NAMESPACE", "default"),
             temporal_task_queue=os.environ.get("TEMPORAL_TASK_QUEUE", "groundwork"),
+            **_temporal_security_from_env(),
             rate_limit_per_minute=int(os.environ.get("GROUNDWORK_RATE_LIMIT_PER_MINUTE", "600")),
             anonymous_rate_limit_per_minute=int(os.environ.get("GROUNDWORK_ANONYMOUS_RATE_LIMIT_PER_MINUTE", "60")),
             internal_host=os.environ.get("GROUNDWORK_INTERNAL_HOST", "127.0.0.1"),
@@ -119,6 +130,43 @@ class Settings:
             llm_model=os.environ.get("GROUNDWORK_LLM_MODEL") or None,
             llm_api_key=os.environ.get("GROUNDWORK_LLM_API_KEY") or None,
         )
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _temporal_security_from_env() -> dict[str, Any]:
+    """TLS and API key settings of the Temporal connection, checked so a mistake fails at start-up."""
+
+    def path(name: str) -> Path | None:
+        raw = os.environ.get(name, "").strip()
+        if not raw:
+            return None
+        if not Path(raw).is_file():
+            raise RuntimeError(f"{name}: no such file: {raw}")
+        return Path(raw)
+
+    raw_tls = os.environ.get("TEMPORAL_TLS", "").strip().lower()
+    if raw_tls and raw_tls not in _TRUE + _FALSE:
+        raise RuntimeError(f"TEMPORAL_TLS: expected true or false, got {raw_tls!r}")
+    tls = None if not raw_tls else raw_tls in _TRUE
+    cert = path("TEMPORAL_TLS_CLIENT_CERT_PATH")
+    key = path("TEMPORAL_TLS_CLIENT_KEY_PATH")
+    if (cert is None) != (key is None):
+        raise RuntimeError("TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH must be set together")
+    ca = path("TEMPORAL_TLS_SERVER_CA_CERT_PATH")
+    server_name = os.environ.get("TEMPORAL_TLS_SERVER_NAME", "").strip() or None
+    if tls is False and (cert or ca or server_name):
+        raise RuntimeError("TEMPORAL_TLS is false, but a TEMPORAL_TLS_* certificate or server name is set")
+    return {
+        "temporal_tls": tls,
+        "temporal_tls_client_cert_path": cert,
+        "temporal_tls_client_key_path": key,
+        "temporal_tls_server_ca_cert_path": ca,
+        "temporal_tls_server_name": server_name,
+        "temporal_api_key": os.environ.get("TEMPORAL_API_KEY", "").strip() or None,
+    }
 
 
 def _webhook_schedule_from_env() -> tuple[float, ...]:

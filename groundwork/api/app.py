@@ -15,13 +15,18 @@ from typing import Any
 
 from litestar import Litestar, asgi
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Tag
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from groundwork import __version__
 from groundwork.api.agent.routes import AgentController
 from groundwork.api.auth import AuthMiddleware
+from groundwork.api.browser_assets import (
+    API_KEY_COMPONENTS,
+    API_KEY_SECURITY,
+    browser_asset,
+    swagger_render_plugin,
+)
 from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
@@ -123,6 +128,7 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             ConnectedAppController,
             GraphQLController,
             mcp_endpoint,
+            browser_asset,
         ],
         middleware=_middleware(settings, temporal),
         exception_handlers=EXCEPTION_HANDLERS,
@@ -132,7 +138,9 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             title="Groundwork",
             version=__version__,
             path="/schema",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+            render_plugins=[swagger_render_plugin()],
+            components=API_KEY_COMPONENTS,
+            security=API_KEY_SECURITY,
             tags=[
                 Tag(
                     name="notifications",
@@ -163,7 +171,14 @@ def create_internal_app(
     temporal = temporal or TemporalConnection(settings)
     corpus_index.configure(settings.index_dir)
     app = Litestar(
-        route_handlers=[live, ready, ContextProviderController, ContextContributionController, CorpusSourceController],
+        route_handlers=[
+            live,
+            ready,
+            ContextProviderController,
+            ContextContributionController,
+            CorpusSourceController,
+            browser_asset,
+        ],
         middleware=_middleware(settings, temporal),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_connections(settings, temporal)] if standalone else [],
@@ -174,7 +189,9 @@ def create_internal_app(
             path="/schema",
             description="Provider contributions and corpus sources. Served on the internal listener only; "
             "only provider keys (`groundwork keys create --kind provider`) reach it.",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+            render_plugins=[swagger_render_plugin()],
+            components=API_KEY_COMPONENTS,
+            security=API_KEY_SECURITY,
         ),
         debug=False,
     )

@@ -7,6 +7,7 @@ from contextvars import ContextVar
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import TLSConfig
 
 from groundwork.config import Settings
 
@@ -43,6 +44,35 @@ async def connect_client(settings: Settings) -> Client:
         settings.temporal_address,
         namespace=settings.temporal_namespace,
         data_converter=pydantic_data_converter,
+        tls=tls_config(settings),
+        api_key=settings.temporal_api_key,
+    )
+
+
+def tls_config(settings: Settings) -> bool | TLSConfig:
+    """The connection's TLS: off, on with the system's roots, or with the configured certificates.
+
+    Unless `TEMPORAL_TLS` says otherwise, TLS is on when an API key (Temporal Cloud) or a client
+    certificate (mTLS) is configured. Files are read at each connect, so a renewed certificate is
+    picked up by the next connection.
+    """
+    cert, key, ca = (
+        settings.temporal_tls_client_cert_path,
+        settings.temporal_tls_client_key_path,
+        settings.temporal_tls_server_ca_cert_path,
+    )
+    enabled = settings.temporal_tls
+    if enabled is None:
+        enabled = bool(settings.temporal_api_key or cert or ca or settings.temporal_tls_server_name)
+    if not enabled:
+        return False
+    if not (cert or ca or settings.temporal_tls_server_name):
+        return True
+    return TLSConfig(
+        client_cert=cert.read_bytes() if cert else None,
+        client_private_key=key.read_bytes() if key else None,
+        server_root_ca_cert=ca.read_bytes() if ca else None,
+        domain=settings.temporal_tls_server_name,
     )
 
 

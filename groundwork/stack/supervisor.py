@@ -207,7 +207,6 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     except TemporalStartError as exc:
         raise _StartupFailed(f"{exc}\n{_tail(temporal.log_path, temporal.log_offset)}") from exc
     _say("Temporal", temporal.address)
-    _say("Temporal UI", temporal.ui_url)
     stop_request.check()
 
     env = {

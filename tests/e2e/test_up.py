@@ -48,7 +48,7 @@ def _processes_using(data_dir: Path) -> list[str]:
 class UpProcess:
     """One `groundwork up --demo` subprocess on free ports, its stdout read line by line."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, extra_args: tuple[str, ...] = ()) -> None:
         self.data_dir = data_dir
         self.port = _free_port()
         self.internal_port = _free_port()
@@ -68,6 +68,7 @@ class UpProcess:
             str(_free_port()),
             "--ui-port",
             str(_free_port()),
+            *extra_args,
         ]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
@@ -312,6 +313,15 @@ def test_up_serves_the_internal_api_on_its_own_loopback_listener_only(first_run:
     assert "/internal/v1/context-engine/providers" in internal["internal_paths"]  # type: ignore[operator]
     assert not [p for p in internal["public_paths"] if p.startswith("/internal")]  # type: ignore[attr-defined]
     assert "Internal API" in first_run.output
+
+
+def test_up_prints_each_address_once(first_run: UpRun) -> None:
+    shown = first_run.output.split("Press Ctrl-C to stop.")[0].splitlines()
+    labels = [line[:12].strip() for line in shown if line[12:13] == " "]
+    for label in ("PostgreSQL", "Temporal", "Temporal UI", "API", "REST docs", "GraphiQL", "MCP", "Internal API"):
+        assert labels.count(label) == 1, (label, first_run.output)
+    addresses = [word for line in shown for word in line.split() if "://" in word]
+    assert len(addresses) == len(set(addresses)) >= 7, addresses
 
 
 def test_second_up_reuses_the_data(first_run: UpRun) -> None:

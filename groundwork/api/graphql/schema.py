@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
+from litestar import Request, Response
+from litestar.enums import MediaType
 from strawberry.litestar import make_graphql_controller
 
 from groundwork.api.graphql import context_engine as ce
@@ -12,6 +16,7 @@ from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
 from groundwork.api.graphql.errors import CodedErrors
+from groundwork.api.graphql.graphiql import graphiql_page
 
 
 @strawberry.type
@@ -67,6 +72,17 @@ class Mutation:
 
 schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[CodedErrors])
 
-GraphQLController = make_graphql_controller(
-    schema, path="/graphql", context_getter=context_getter, graphql_ide="graphiql"
+GRAPHQL_PATH = "/graphql"
+_GRAPHIQL_PAGE = graphiql_page(GRAPHQL_PATH)
+
+
+_StrawberryController: Any = make_graphql_controller(
+    schema, path=GRAPHQL_PATH, context_getter=context_getter, graphql_ide="graphiql"
 )
+
+
+class GraphQLController(_StrawberryController):
+    """Strawberry's controller with our GraphiQL page, whose assets this server serves (no CDN)."""
+
+    async def render_graphql_ide(self, request: Request[Any, Any, Any]) -> Response[str]:
+        return Response(_GRAPHIQL_PAGE, media_type=MediaType.HTML)

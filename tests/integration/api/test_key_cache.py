@@ -32,7 +32,7 @@ async def second_api_process(settings: Settings) -> AsyncIterator[str]:
         "GROUNDWORK_RATE_LIMIT_PER_MINUTE": "100000",
     }
     process = subprocess.Popen(
-        # Its own internal port too: the default (8001) may be taken by another suite on this machine.
+        # Its internal listener on a free port too: the default 8001 may be taken on a shared machine.
         [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port), "--internal-port", str(free_port())],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -73,7 +73,14 @@ async def test_a_revoked_key_is_refused_at_once_by_another_api_process_that_had_
             await db.execute("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", record["id"])
             await db.execute("ALTER TABLE api_keys ENABLE TRIGGER api_keys_cache_update")
 
+        generation = api_keys.cached_keys_generation()
         assert await api_keys.revoke_key(record["id"])  # in this process: the other one only hears of it
+        # PostgreSQL sends the notification to every listener at commit; once this process has heard
+        # it, the other one has been sent it too (on a loaded machine its delivery is not instant).
+        for _ in range(200):
+            if api_keys.cached_keys_generation() > generation:
+                break
+            await asyncio.sleep(0.01)
         refused = await other.get("/api/v1/projects", headers=workspace.headers(key))
         assert refused.status_code == 401 and refused.json()["code"] == "unauthenticated"
         # And it stays refused (nothing re-caches the revoked key).
