@@ -24,6 +24,8 @@ structured Markdown documents (generated ones, and the demo corpus's real ones) 
    the demo corpus's real documents, and of generated structured documents; a heading's words are the
    query, any passage of its section is a hit. Systems: Groundwork (REST), today's ranking before this
    change (BM25 over the text alone, raw Tantivy, same filters), PostgreSQL (AND and OR forms).
+4. A new search node: a search replica (`services.search_replica`) built from PostgreSQL in an empty
+   directory until it would report ready (corpus and packages).
 
     .venv/bin/python bench/search_bench.py                       # 1,000,000 passages
     .venv/bin/python bench/search_bench.py --passages 200000     # smaller, faster
@@ -71,6 +73,7 @@ from groundwork.search.segmenters import get_segmenter
 from groundwork.services import api_keys
 from groundwork.services.corpus_search import CorpusSearch, search_corpus, search_scope
 from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
+from groundwork.services.search_replica import SearchReplica
 from groundwork.services.serving_caches import serving_caches
 
 SYLLABLES = [c + v for c in "bcdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
@@ -458,7 +461,7 @@ async def main() -> None:
     index.heap_bytes = 256_000_000
     rng = random.Random(args.seed)
 
-    ingest_rate = own_rate = index_bytes = pg_bytes = 0.0
+    ingest_rate = own_rate = index_bytes = pg_bytes = replica_seconds = 0.0
     if args.reuse:
         vocab = vocabulary(200_000, random.Random(args.seed))  # generate() draws the vocabulary first
         projects, structured_project, key, principal = await reuse_workspace()
@@ -610,6 +613,18 @@ async def main() -> None:
                 sizes[name] = len(items)
                 line = ", ".join(f"{k} {v:.3f}" for k, v in mrr[name].items())
                 print(f"MRR@10 {name} ({len(items)} queries): {line}", flush=True)
+
+        # A new search node: its replica built from PostgreSQL until it would report ready.
+        fresh = args.data_dir / "fresh-replica"
+        shutil.rmtree(fresh, ignore_errors=True)
+        started = time.perf_counter()
+        replica, stop = SearchReplica(fresh), asyncio.Event()
+        following = asyncio.create_task(replica.run(stop))
+        await replica.wait_ready()
+        replica_seconds = time.perf_counter() - started
+        stop.set()
+        await following
+        print(f"fresh replica: built from PostgreSQL and ready in {replica_seconds:.1f} s", flush=True)
     finally:
         api.terminate()
         api.wait(10)
@@ -641,6 +656,8 @@ async def main() -> None:
             f" ratio {ingest_rate / own_rate:.2f} (target ≥ 0.5); index {index_bytes / 2**20:,.0f} MiB;"
             f" passages table {pg_bytes / 2**20:,.0f} MiB"
         )
+    if replica_seconds:
+        print(f"\nfresh replica (a new search node, from PostgreSQL to ready): {replica_seconds:.1f} s")
     print("\n| MRR@10 | queries | Groundwork | text only (before) | PostgreSQL AND | PostgreSQL OR |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, scores_by_system in mrr.items():

@@ -43,8 +43,11 @@ class Settings:
     internal_port: int = 8001
     max_body_bytes: int = 1_048_576
     db_pool_max_size: int = 10
-    # The Tantivy index: written by the worker, read by the API processes on the same machine.
+    # This process's search replica (the corpus and package indexes), its own directory: no two processes
+    # share one (a busy one makes the process use `<dir>-2`, ...). See `services.search_replica`.
     index_dir: Path = field(default_factory=lambda: default_data_dir() / "index")
+    # Whether the API and the worker keep that replica following the change logs (tests drive it by hand).
+    search_replica: bool = True
     # How long an enhancement run stays open for review (run_action, apply) after it completes.
     review_window_seconds: int = 7 * 24 * 3600
     # An OpenAI-compatible chat-completions endpoint for draft generation; unset = the extractive default.

@@ -34,12 +34,15 @@ from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
 from groundwork.enhancers.evidence import CorpusEvidence
 from groundwork.enhancers.run_evidence import EvidenceSource
+from groundwork.observability import tracing
+from groundwork.observability.logs import configure_logging
+from groundwork.observability.metrics import MetricsServer
+from groundwork.observability.temporal_sdk import sdk_metrics_runtime
 from groundwork.persistence import db
-from groundwork.search import corpus_index
-from groundwork.services.corpus_indexing import follow_index_changes
+from groundwork.services import search_replica
 from groundwork.services.enhancement import sweep_queued_runs
+from groundwork.services.operational_metrics import refresh_gauges
 from groundwork.services.outbox_relay import OutboxRelay
-from groundwork.services.package_indexing import follow_package_changes
 from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
 from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import connect_client
@@ -78,6 +81,8 @@ ACTIVITIES: list[Callable[..., Any]] = [
     *CORPUS_ACTIVITIES,
     *CONTEXT_ACTIVITIES,
 ]
+# How often the worker reads the outbox, delivery and index-lag gauges from PostgreSQL (with --metrics-port).
+METRICS_REFRESH_SECONDS = 10.0
 
 
 def enhancer_for(settings: Settings) -> Enhancer:
@@ -159,12 +164,32 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
         )
 
 
-async def run_worker(settings: Settings) -> None:
-    """Run until SIGINT or SIGTERM, then finish in-flight activities and stop."""
+async def refresh_gauges_forever(stop: asyncio.Event) -> None:
+    """Keep the database gauges of the worker's `/metrics` (outbox, failed deliveries, index lag) current."""
+    while not stop.is_set():
+        try:
+            await refresh_gauges()
+        except Exception:  # the next round tries again
+            log.warning("could not refresh the database gauges", exc_info=True)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), METRICS_REFRESH_SECONDS)
+
+
+async def run_worker(settings: Settings, *, metrics_host: str = "127.0.0.1", metrics_port: int | None = None) -> None:
+    """Run until SIGINT or SIGTERM, then finish in-flight activities and stop.
+
+    With `metrics_port`, Prometheus text is served at `http://metrics_host:metrics_port/metrics`:
+    Groundwork's metrics and the Temporal SDK's own (workflow and activity outcomes).
+    """
     await db.connect(settings.database_url, max_size=settings.db_pool_max_size)
     # Signing secrets written before they were sealed (SQL cannot encrypt them) are sealed now.
     await seal_legacy_webhook_secrets(settings.keyring)
-    client = await connect_client(settings)
+    runtime, metrics_server = None, None
+    if metrics_port is not None:
+        runtime, sdk_metrics = sdk_metrics_runtime()
+        metrics_server = MetricsServer(metrics_host, metrics_port, [sdk_metrics])
+        log.info("metrics on http://%s:%s/metrics", metrics_host, metrics_server.port)
+    client = await connect_client(settings, runtime=runtime)
     await ensure_schedules(client, settings.temporal_task_queue)
     worker = build_worker(client, settings.temporal_task_queue, enhancer=enhancer_for(settings), settings=settings)
     stop = asyncio.Event()
@@ -175,37 +200,50 @@ async def run_worker(settings: Settings) -> None:
     sweep = asyncio.create_task(sweep_queued_runs_forever(client, settings))
     # The outbox relay runs beside the worker: every worker process relays, SKIP LOCKED shares the work.
     relay = asyncio.create_task(OutboxRelay(client, settings).run(stop))
-    # This worker owns the corpus index writer and keeps the index following the passage change log.
-    corpus_index.configure(settings.index_dir)
-    index_follower = asyncio.create_task(follow_index_changes(stop))
-    package_follower = asyncio.create_task(follow_package_changes(stop))
+    gauges = asyncio.create_task(refresh_gauges_forever(stop)) if metrics_server is not None else None
     try:
-        # Index readers (draft evidence) reload when told of a commit, e.g. a `groundwork reindex` switch.
-        async with serving_caches(settings.database_url), worker:
-            await stop.wait()
+        # Index readers (draft evidence) reload when told of a commit; the worker keeps its own search
+        # replica (its ingest steps index into it) and polls the task queue once it has caught up.
+        async with serving_caches(settings.database_url), search_replica.running(settings.index_dir) as replica:
+            await _first_of(replica.wait_ready(), stop.wait())
+            if not stop.is_set():
+                log.info("search replica in %s is ready", replica.directory)
+                async with worker:
+                    await stop.wait()
     finally:
         sweep.cancel()
         stop.set()
         with contextlib.suppress(Exception):
             await relay
-        with contextlib.suppress(Exception):
-            await index_follower
-        with contextlib.suppress(Exception):
-            await package_follower
+        if gauges is not None:
+            with contextlib.suppress(Exception):
+                await gauges
+        if metrics_server is not None:
+            metrics_server.close()
         await db.disconnect()
     log.info("worker stopped")
 
 
-def main() -> None:
-    """Entry point for `python -m groundwork.worker`."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+async def _first_of(*waits: Any) -> None:
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+def main(*, metrics_host: str = "127.0.0.1", metrics_port: int | None = None) -> None:
+    """Entry point for `python -m groundwork.worker` and `groundwork worker`."""
+    configure_logging()
+    tracing.configure_from_env("groundwork-worker")
     settings = Settings.from_env()
     if settings.keyring is None:
         log.error(
             "GROUNDWORK_SECRET_KEY is not set: e-mail and chat messages go out without action links, "
             "and chat webhook URLs cannot be opened"
         )
-    asyncio.run(run_worker(settings))
+    asyncio.run(run_worker(settings, metrics_host=metrics_host, metrics_port=metrics_port))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from groundwork.api.app import SERVER_OPTIONS, create_app, create_internal_app
 from groundwork.config import Settings
-from groundwork.persistence import db
+from groundwork.persistence import change_feed, db
 from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories import tenancy
 from groundwork.secrets_keyring import KeyRing
@@ -80,6 +80,10 @@ def settings(database: str, temporal_env: WorkflowEnvironment, tmp_path_factory:
         temporal_task_queue=f"groundwork-test-{uuid.uuid4().hex[:8]}",
         rate_limit_per_minute=100_000,
         anonymous_rate_limit_per_minute=100_000,
+        # Tests drive the session index step by step (publish, then index, then activate); a replica
+        # following the log on its own would index between those steps. tests/integration/search/
+        # test_search_replicas.py and tests/e2e/test_production_mode.py run real replicas.
+        search_replica=False,
     )
 
 
@@ -163,6 +167,7 @@ class Workspace:
         self.principals[principal] = issued.principal_id
         for project_key, role in (memberships or {}).items():
             await tenancy.add_membership(issued.principal_id, self.projects[project_key], role)
+        await change_feed.caught_up()  # this process's caches have heard of the new memberships
         return issued.key
 
     async def provider_key(
@@ -176,6 +181,7 @@ class Workspace:
             self.provider_keys[name] = issued.key
             for project_id in self.projects.values() if role else ():
                 await tenancy.add_membership(issued.principal_id, project_id, role)
+            await change_feed.caught_up()
         return self.provider_keys[name]
 
     @property

@@ -24,6 +24,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from groundwork.config import Settings
+from groundwork.observability import metrics
 from groundwork.persistence.repositories import notification_deliveries as repo
 from groundwork.secrets_keyring import KeyRing
 from groundwork.services import webhook_targets
@@ -157,9 +158,11 @@ class NotificationActivities:
         prefs, unavailable = preferences_for_sending(_stored_preferences(context), self.keyring)
         if request.channel == "chat" and unavailable:
             await repo.finish_delivery(request.delivery_id, "failed", unavailable)
+            metrics.NOTIFICATION_SENDS.labels(request.channel, "failed").inc()
             return SendOutcome("failed", unavailable)
         if not prefs.wants(context["event_type"], request.channel):
             await repo.finish_delivery(request.delivery_id, "skipped", f"{request.channel} turned off since")
+            metrics.NOTIFICATION_SENDS.labels(request.channel, "skipped").inc()
             return SendOutcome("skipped", f"{request.channel} turned off in the recipient's preferences")
         now = datetime.now(UTC)
         try:
@@ -178,9 +181,11 @@ class NotificationActivities:
                 )
         except SendFailed as failure:
             await repo.record_attempt(request.delivery_id, str(failure))
+            metrics.NOTIFICATION_SENDS.labels(request.channel, "failed").inc()
             raise failure.retryable() from None
         await repo.record_attempt(request.delivery_id, None)
         await repo.finish_delivery(request.delivery_id, "sent")
+        metrics.NOTIFICATION_SENDS.labels(request.channel, "sent").inc()
         return SendOutcome("sent")
 
     @activity.defn(name="fail_notification_delivery")
@@ -219,8 +224,10 @@ class NotificationActivities:
             await _heartbeating(self._send_email(message))
         except SendFailed as failure:
             await repo.record_digest_attempt(request.digest_id, str(failure))
+            metrics.NOTIFICATION_SENDS.labels("email_digest", "failed").inc()
             raise failure.retryable() from None
         await repo.record_digest_attempt(request.digest_id, None)
+        metrics.NOTIFICATION_SENDS.labels("email_digest", "sent").inc()
         await repo.finish_digest(request.digest_id, "sent", [c["id"] for c in wanted], skipped)
         return SendOutcome("sent", f"{len(wanted)} notification(s)")
 

@@ -19,6 +19,7 @@ from groundwork.domain import webhooks as rules
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.notifications import ENDPOINT_DISABLED
 from groundwork.domain.times import format_timestamp
+from groundwork.observability import metrics
 from groundwork.persistence.repositories import outbox
 from groundwork.persistence.repositories import webhooks as repo
 from groundwork.secrets_keyring import KeyRing, KeyRingError
@@ -143,6 +144,7 @@ async def _attempt(request: AttemptRequest, keyring: KeyRing | None) -> AttemptR
         return AttemptResult(delivery_status=context["status"])  # a duplicate run already finished it
     if not context["enabled"]:
         await repo.fail_undeliverable(request.delivery_id, request.generation, "endpoint_disabled")
+        metrics.WEBHOOK_DELIVERIES.labels("failed").inc()
         return AttemptResult(delivery_status="failed")
 
     body = rules.envelope_body(
@@ -203,6 +205,9 @@ async def _attempt(request: AttemptRequest, keyring: KeyRing | None) -> AttemptR
     )
     if outcome is None:
         return AttemptResult(delivery_status="stale", status_code=observed.status_code)
+    metrics.WEBHOOK_ATTEMPTS.labels("succeeded" if rules.is_success(observed.status_code) else "failed").inc()
+    if outcome.delivery_status in ("succeeded", "failed"):
+        metrics.WEBHOOK_DELIVERIES.labels(outcome.delivery_status).inc()
     return AttemptResult(
         delivery_status=outcome.delivery_status,
         status_code=observed.status_code,

@@ -40,6 +40,7 @@ from groundwork.api.rest.context_search import ContextSearchController
 from groundwork.api.rest.enhancement import EnhancementRunController, get_operation
 from groundwork.api.rest.health import live, ready
 from groundwork.api.rest.messages import MessageController
+from groundwork.api.rest.metrics import prometheus_metrics
 from groundwork.api.rest.notification_actions import show_action, use_action
 from groundwork.api.rest.notifications import NotificationController
 from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
@@ -47,9 +48,11 @@ from groundwork.api.rest.work_items import ProjectController, WorkItemController
 from groundwork.api.temporal import TemporalMiddleware
 from groundwork.config import Settings
 from groundwork.domain.principals import Principal
+from groundwork.observability import tracing
+from groundwork.observability.http import observe_litestar
 from groundwork.persistence import db
 from groundwork.search import corpus_index
-from groundwork.services import run_waits
+from groundwork.services import run_waits, search_replica
 from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import TemporalConnection
 
@@ -74,6 +77,8 @@ def _connections(settings: Settings, temporal: TemporalConnection) -> Any:
             db.connection(settings.database_url, max_size=settings.db_pool_max_size),
             run_waits.listening(settings.database_url),
             serving_caches(settings.database_url),
+            # This process's own search replica; /health/ready answers 503 until it has caught up.
+            search_replica.running(settings.index_dir) if settings.search_replica else contextlib.nullcontext(),
         ):
             # Temporal may still be starting: readiness reports it, and the client connects on first use.
             with contextlib.suppress(Exception):
@@ -111,6 +116,7 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
         route_handlers=[
             live,
             ready,
+            prometheus_metrics,
             ProjectController,
             WorkItemController,
             WebhookEndpointController,
@@ -153,10 +159,12 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             ],
         ),
         debug=False,
+        # Processes log JSON lines (groundwork.observability.logs); the app must not reconfigure logging.
+        logging_config=None,
     )
     app.state.settings = settings
     app.state.temporal = temporal
-    return app
+    return observe_litestar(app)
 
 
 def create_internal_app(
@@ -194,10 +202,12 @@ def create_internal_app(
             security=API_KEY_SECURITY,
         ),
         debug=False,
+        # Processes log JSON lines (groundwork.observability.logs); the app must not reconfigure logging.
+        logging_config=None,
     )
     app.state.settings = settings
     app.state.temporal = temporal
-    return app
+    return observe_litestar(app)
 
 
 class ListenerRouter:
@@ -231,11 +241,13 @@ def create_listeners(settings: Settings | None = None) -> ListenerRouter:
 
 def app_from_env() -> Litestar:
     """Factory for `uvicorn --factory`: the public app alone."""
+    tracing.configure_from_env("groundwork-api")
     return create_app()
 
 
 def listeners_from_env() -> ListenerRouter:
     """Factory for `groundwork serve`: both apps, one per listener."""
+    tracing.configure_from_env("groundwork-api")
     return create_listeners()
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import sys
+import tempfile
 
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from groundwork.api.app import SERVER_OPTIONS
+from groundwork.observability.logs import logging_config
+from groundwork.observability.metrics import multiprocess_dir
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
@@ -36,9 +41,16 @@ def serve_listeners(
         workers=workers,
         proxy_headers=True,
         log_level="info",
-        access_log=access_log,
+        # JSON lines; one per request from `groundwork.access` (with its request id) when access_log is on.
+        log_config=logging_config(access_log=access_log),
+        access_log=False,
         **SERVER_OPTIONS,
     )
+    own_metrics_dir = None
+    if workers > 1 and multiprocess_dir() is None:
+        # Every process writes its metrics here and /metrics of any of them adds up all of them.
+        own_metrics_dir = tempfile.mkdtemp(prefix="groundwork-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = own_metrics_dir
     sockets = [config.bind_socket(), _listening_socket(internal_host, internal_port)]
     print(f"internal API on http://{internal_host}:{internal_port} (/internal/v1, /schema)", file=sys.stderr)
     server = uvicorn.Server(config)
@@ -49,5 +61,8 @@ def serve_listeners(
             server.run(sockets=sockets)
     except KeyboardInterrupt:
         pass
+    finally:
+        if own_metrics_dir is not None:
+            shutil.rmtree(own_metrics_dir, ignore_errors=True)
     if config.workers == 1 and not server.started:
         raise SystemExit(3)

@@ -2,10 +2,12 @@
 
 Triggers (migration 0007) send `auth`, `visibility` or `corpus` on channel `groundwork_cache` when a
 cached fact changes in any process's transaction; an index writer sends the index's folder on
-`groundwork_index` after each commit. A process that listens (the API and the worker) hands each
-topic to its subscribers: `auth`, `visibility`, `corpus`, `index:<folder>`, and `*` (anything may have
-changed: the feed was lost or has just been (re)connected). While the feed is not live, `is_live()` is
-False and caches must not answer from memory.
+`groundwork_index` after each commit; the change logs' triggers (migrations 0002, 0005) send on
+`groundwork_corpus_index` and `groundwork_package_index` when a change set is appended. A process that
+listens (the API and the worker) hands each topic to its subscribers: `auth`, `visibility`, `corpus`,
+`index:<folder>`, `log:corpus`, `log:packages` (a search replica has changes to apply), and `*`
+(anything may have changed: the feed was lost or has just been (re)connected). While the feed is not
+live, `is_live()` is False and caches must not answer from memory.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,11 +29,18 @@ log = logging.getLogger(__name__)
 
 CACHE_CHANNEL = "groundwork_cache"
 INDEX_CHANNEL = "groundwork_index"
+# The change logs search replicas follow: a notification means "a change set was appended".
+LOG_CHANNELS = {"groundwork_corpus_index": "log:corpus", "groundwork_package_index": "log:packages"}
 # A safety net beside NOTIFY: index readers look for a commit they were not told about this often.
 _INDEX_TICK_SECONDS = 2.0
 
 _subscribers: list[Callable[[str], None]] = []
 _live_listeners = 0
+# A channel only this process listens on: `caught_up` sends itself a token on it. PostgreSQL delivers
+# notifications to a listener in the order their transactions committed, so hearing the token back
+# means every change committed before it has been heard (and handed to the subscribers) too.
+_SYNC_CHANNEL = f"groundwork_sync_{os.getpid()}_{secrets.token_hex(4)}"
+_sync_waiters: dict[str, asyncio.Future[None]] = {}
 
 
 def is_live() -> bool:
@@ -66,8 +77,37 @@ async def announce_index_commit(folder: str) -> None:
         log.debug("could not announce a commit of the %s index", folder, exc_info=True)
 
 
+async def caught_up(timeout: float = 2.0) -> None:
+    """Return once this process has heard every change committed before the call.
+
+    A service calls it after committing a change that a cache of this process holds (a revoked key, a
+    new membership), so the next request this process serves sees the change. Without a live feed (or
+    inside a transaction, where the token would wait for the commit) there is nothing to wait for.
+    """
+    if not is_live() or db.engine().current_transaction.get() is not None:
+        return
+    token = secrets.token_hex(8)
+    heard: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    _sync_waiters[token] = heard
+    try:
+        await db.execute("SELECT pg_notify($1, $2)", _SYNC_CHANNEL, token)
+        await asyncio.wait_for(heard, timeout)
+    except Exception:  # the feed went away meanwhile: it publishes "*" then, which drops every cache
+        log.debug("change feed did not echo a sync token", exc_info=True)
+    finally:
+        _sync_waiters.pop(token, None)
+
+
 def _on_notification(_connection: Any, _pid: int, channel: str, payload: str) -> None:
-    publish_locally(f"index:{payload}" if channel == INDEX_CHANNEL else payload)
+    if channel == _SYNC_CHANNEL:
+        waiter = _sync_waiters.get(payload)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        return
+    if channel in LOG_CHANNELS:
+        publish_locally(LOG_CHANNELS[channel])
+    else:
+        publish_locally(f"index:{payload}" if channel == INDEX_CHANNEL else payload)
 
 
 async def _listen_once(dsn: str, stop: asyncio.Event, connected: asyncio.Event) -> None:
@@ -80,6 +120,9 @@ async def _listen_once(dsn: str, stop: asyncio.Event, connected: asyncio.Event) 
     try:
         await connection.add_listener(CACHE_CHANNEL, _on_notification)
         await connection.add_listener(INDEX_CHANNEL, _on_notification)
+        await connection.add_listener(_SYNC_CHANNEL, _on_notification)
+        for channel in LOG_CHANNELS:
+            await connection.add_listener(channel, _on_notification)
         _live_listeners += 1
         live = True
         # Whatever changed before we listened is unknown: start from nothing.

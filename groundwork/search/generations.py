@@ -229,6 +229,12 @@ class GenerationalIndex(Generic[W]):
             self._current_sig, self._current = sig, name if usable else None
         return self._current
 
+    def committed_position(self) -> int:
+        """The change-log position the serving generation's last commit reached (0 when none serves)."""
+        current = self.current_generation()
+        state = _read_json(self.root / current / _STATE_FILE) if current else None
+        return int(state.get("applied_seq", 0)) if state else 0
+
     def new_generation(self) -> W:
         """An empty generation beside the serving one, with its writer; `publish` makes it serve."""
         path = self.root / f"gen-{ULID()}"

@@ -12,7 +12,7 @@ from groundwork.domain.connected_apps import AppNotActive, effective_scopes
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.principals import PRINCIPAL_KINDS, AppGrant, Principal
 from groundwork.domain.scopes import ALL_SCOPES, unknown_scopes
-from groundwork.persistence import db
+from groundwork.persistence import change_feed, db
 from groundwork.persistence.repositories import api_keys, connected_apps, tenancy
 from groundwork.services.invalidated_cache import InvalidatedCache
 
@@ -88,6 +88,7 @@ async def issue_key(
         record = await api_keys.create_api_key(
             workspace["id"], principal["id"], hash_key(key), key[:10], chosen, app_id
         )
+    await change_feed.caught_up()  # a key this process had cached as unknown works from its next request on
     return IssuedKey(key, record["id"], principal["id"], created)
 
 
@@ -148,4 +149,6 @@ async def list_keys(workspace_slug: str | None = None) -> list[dict[str, Any]]:
 
 async def revoke_key(api_key_id: str) -> bool:
     """Revoke a key at once; False when there is no such unrevoked key."""
-    return await api_keys.revoke_api_key(api_key_id)
+    revoked = await api_keys.revoke_api_key(api_key_id)
+    await change_feed.caught_up()  # this process refuses the key from its next request on
+    return revoked

@@ -14,7 +14,7 @@ from groundwork.domain.connected_apps import SCOPE_MANAGE, validate_declaration
 from groundwork.domain.errors import FieldError, GroundworkError, NotFound, PermissionDenied, ValidationFailed
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.principals import Principal
-from groundwork.persistence import db
+from groundwork.persistence import change_feed, db
 from groundwork.persistence.repositories import connected_apps as repo
 from groundwork.persistence.repositories import tenancy
 
@@ -83,6 +83,7 @@ async def set_app_status(principal: Principal, app_id: str, status: str) -> dict
     async with db.transaction():
         await _app(principal, app_id)
         await repo.set_status(app_id, status, principal.id)
+    await change_feed.caught_up()  # keys bound to the app follow its status from this process's next request
     return await _app(principal, app_id)
 
 

@@ -71,6 +71,7 @@ from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.principals import Principal
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import format_version, parse_version
+from groundwork.observability.logs import note_workflow
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import tenancy
@@ -156,6 +157,7 @@ async def _client() -> tuple[Client, str, int]:
 
 async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, review_window_seconds: int) -> bool:
     """Start the run's workflow once; False when its id belongs to a workflow that has already closed."""
+    note_workflow(run.id)  # the request's log lines name the workflow from here on
     try:
         await client.start_workflow(
             EnhancementRunWorkflow.run,

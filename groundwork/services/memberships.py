@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groundwork.domain.errors import GroundworkError
-from groundwork.persistence import db
+from groundwork.persistence import change_feed, db
 from groundwork.persistence.repositories import corpus as projects
 from groundwork.persistence.repositories import tenancy
 
@@ -44,3 +44,4 @@ async def grant_memberships(principal_id: str, planned: list[Membership]) -> Non
     async with db.transaction():
         for membership in planned:
             await tenancy.add_membership(principal_id, membership.project_id, membership.role)
+    await change_feed.caught_up()  # this process's visibility caches follow from its next request on

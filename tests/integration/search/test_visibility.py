@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from groundwork.persistence import db
+from groundwork.persistence import change_feed, db
 from tests.conftest import Workspace, mcp_session, tool_json
 from tests.integration.search.helpers import contribute, search
 
@@ -158,4 +158,5 @@ async def test_cached_visibility_follows_a_membership_change_at_once(
     widened = await search(client, workspace, key, "zephyrine", subject=subjects["engagement"])
     assert {p["projectId"] for p in widened["data"]} == set(workspace.projects.values())
     await db.execute("DELETE FROM memberships WHERE principal_id = $1", workspace.principals["vera"])
+    await change_feed.caught_up()  # a change made by anyone reaches this process's cache through the feed
     await search(client, workspace, key, "zephyrine", subject=subjects["engagement"], expect=404)

@@ -1,0 +1,13 @@
+"""Prometheus metrics of this API process at `/metrics`."""
+
+from __future__ import annotations
+
+from litestar import Response, get
+
+from groundwork.services.operational_metrics import metrics_text
+
+
+@get("/metrics", opt={"auth": "public"}, summary="Prometheus metrics of this API process", include_in_schema=False)
+async def prometheus_metrics() -> Response[bytes]:
+    body, content_type = await metrics_text()
+    return Response(body, media_type=content_type)
