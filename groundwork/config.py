@@ -67,6 +67,10 @@ class Settings:
     webhook_sweep_seconds: float = field(
         default_factory=lambda: _seconds_from_env("GROUNDWORK_WEBHOOK_SWEEP_SECONDS", 5.0)
     )
+    # How often the worker starts the workflow of runs whose start failed (Temporal was out of reach).
+    queued_run_sweep_seconds: float = field(
+        default_factory=lambda: _seconds_from_env("GROUNDWORK_QUEUED_RUN_SWEEP_SECONDS", 30.0)
+    )
     # Retention (the worker's purge schedule): dispatched outbox events, finished webhook deliveries,
     # and delivery attempts older than these are deleted; an event is kept while a delivery needs it.
     outbox_retention_days: float = field(default_factory=lambda: _days_from_env("GROUNDWORK_OUTBOX_RETENTION_DAYS", 30))

@@ -83,8 +83,6 @@ ACTIVITIES: list[Callable[..., Any]] = [
 ]
 # How often the worker reads the outbox, delivery and index-lag gauges from PostgreSQL (with --metrics-port).
 METRICS_REFRESH_SECONDS = 10.0
-# How often the worker starts the workflow of runs whose start failed (they stay `queued`).
-QUEUED_RUN_SWEEP_SECONDS = 30.0
 
 
 def enhancer_for(settings: Settings) -> Enhancer:
@@ -122,7 +120,7 @@ async def sweep_queued_runs_forever(client: Client, settings: Settings) -> None:
             await sweep_queued_runs(client, settings.temporal_task_queue, settings.review_window_seconds)
         except Exception:  # the next sweep tries again; the error is logged, never lost silently
             log.exception("queued-run sweep failed")
-        await asyncio.sleep(QUEUED_RUN_SWEEP_SECONDS)
+        await asyncio.sleep(settings.queued_run_sweep_seconds)
 
 
 async def ensure_schedules(client: Client, task_queue: str) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from groundwork.activities.heartbeats import beating
 from groundwork.search.corpus_index import IndexBusy, corpus_index
 from groundwork.services.corpus_indexing import catch_up_index
 from groundwork.services.corpus_ingest import (
@@ -32,55 +33,63 @@ from groundwork.workflows.corpus import (
 @activity.defn(name="corpus_segment_source_version")
 async def segment_source_version(ref: VersionRef) -> SegmentOutcome:
     """Segment → store passages, for every segmenter version that serves or is being rolled out."""
-    return await segment_version(ref.version_id)
+    async with beating():
+        return await segment_version(ref.version_id)
 
 
 @activity.defn(name="corpus_publish_source_version")
 async def publish_source_version(ref: VersionRef) -> Activation:
     """Log the change set that makes a version serve: its predecessor leaves the index in the same commit."""
-    return await publish_version(ref.version_id)
+    async with beating():
+        return await publish_version(ref.version_id)
 
 
 @activity.defn(name="corpus_activate_published_version")
 async def activate_published_version(ref: VersionRef) -> Activation:
     """Once the index serves it, mark the version active in PostgreSQL (its predecessor inactive)."""
-    return await activate_version(ref.version_id)
+    async with beating():
+        return await activate_version(ref.version_id)
 
 
 @activity.defn(name="corpus_activate_source_version")
 async def activate_source_version(ref: VersionRef) -> Activation:
     """Publish and activate in one step: only ingest workflows started by an earlier release call it."""
-    return await publish_and_activate(ref.version_id)
+    async with beating():
+        return await publish_and_activate(ref.version_id)
 
 
 @activity.defn(name="corpus_apply_index_changes")
 async def apply_index_changes(target: IndexTarget) -> int:
     """Bring this worker's index up to `target.up_to_seq` (or further) and commit; readers reload."""
-    try:
-        applied = await catch_up_index(corpus_index())
-    except IndexBusy as exc:
-        raise ApplicationError(str(exc), type="index_busy") from None
-    if applied < target.up_to_seq:
-        raise ApplicationError(f"index reached {applied}, not {target.up_to_seq}", type="index_behind")
-    return applied
+    async with beating():
+        try:
+            applied = await catch_up_index(corpus_index())
+        except IndexBusy as exc:
+            raise ApplicationError(str(exc), type="index_busy") from None
+        if applied < target.up_to_seq:
+            raise ApplicationError(f"index reached {applied}, not {target.up_to_seq}", type="index_behind")
+        return applied
 
 
 @activity.defn(name="corpus_stage_segmenter")
 async def stage_segmenter(ref: SegmenterRef) -> str:
     """Register a segmenter version for roll-out (`staging`)."""
-    return await stage_segmenter_version(ref.segmenter_id)
+    async with beating():
+        return await stage_segmenter_version(ref.segmenter_id)
 
 
 @activity.defn(name="corpus_resegment_batch")
 async def resegment_batch(batch: ResegmentBatch) -> int:
     """Cut a batch of active versions with the staging segmenter version."""
-    return await resegment_versions(batch.segmenter_id, batch.limit, on_version=activity.heartbeat)
+    async with beating():
+        return await resegment_versions(batch.segmenter_id, batch.limit, on_version=activity.heartbeat)
 
 
 @activity.defn(name="corpus_activate_segmenter")
 async def activate_segmenter(ref: SegmenterRef) -> Activation:
     """Make the staging segmenter version the active one; the old one's passages leave the index."""
-    return await activate_segmenter_version(ref.segmenter_id)
+    async with beating():
+        return await activate_segmenter_version(ref.segmenter_id)
 
 
 CORPUS_ACTIVITIES: list[Callable[..., Any]] = [

@@ -17,7 +17,8 @@ from litestar.exceptions import (
 )
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
-from groundwork.domain.errors import GroundworkError, RateLimited, UnusableValue
+from groundwork.domain.errors import GroundworkError, UnusableValue
+from groundwork.services.outages import unavailable
 
 log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
@@ -41,7 +42,8 @@ def problem(
 
 def groundwork_error_handler(_: Request[Any, Any, Any], exc: GroundworkError) -> Response[dict[str, Any]]:
     """Render a domain error."""
-    headers = {"Retry-After": str(exc.retry_after_seconds)} if isinstance(exc, RateLimited) else None
+    retry_after = getattr(exc, "retry_after_seconds", None)  # 429, 503 and 409 idempotency_key_in_use
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     return problem(exc.status, exc.code, exc.title, exc.detail, headers, **exc.extra)
 
 
@@ -112,7 +114,12 @@ def data_error_handler(request: Request[Any, Any, Any], exc: asyncpg.DataError) 
 
 
 def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
-    """Anything unforeseen is a 500 problem; the detail stays in the log, not the answer."""
+    """PostgreSQL or Temporal out of reach is a 503 with `Retry-After`; anything else unforeseen is a 500
+    problem; the detail stays in the log, not the answer."""
+    outage = unavailable(exc)
+    if outage is not None:
+        log.warning("%s %s: %s (%s)", request.method, request.url.path, outage.detail, type(exc).__name__)
+        return groundwork_error_handler(request, outage)
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return problem(500, "internal_error", "Internal error", "Something went wrong on our side.")
 

@@ -21,6 +21,7 @@ from groundwork.domain.idempotency import check_key, fingerprint
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import idempotency as store
 from groundwork.secrets_keyring import KeyRing, KeyRingError
+from groundwork.services.idempotency_claims import held, release_quietly
 from groundwork.services.secrets_at_rest import open_answer, seal_answer
 
 REPLAY_HEADER = "Idempotent-Replayed"
@@ -111,7 +112,7 @@ class IdempotencyMiddleware(ASGIMiddleware):
             nonlocal settled
             settled = True
             if status >= 500 or status == 429 or (sealed and self.keyring is None):
-                await store.release(principal.api_key_id, key)
+                await release_quietly(principal.api_key_id, key)
             elif sealed:
                 assert self.keyring is not None
                 answer = seal_answer(self.keyring, principal.api_key_id, key, b"".join(chunks))
@@ -131,10 +132,11 @@ class IdempotencyMiddleware(ASGIMiddleware):
             await send(message)
 
         try:
-            await next_app(scope, replay_body, capture)
+            async with held(principal.api_key_id, key):
+                await next_app(scope, replay_body, capture)
         except BaseException:
             if not settled:
-                await store.release(principal.api_key_id, key)
+                await release_quietly(principal.api_key_id, key)
             raise
         if not settled:  # the app ended without a final body message
             await settle()

@@ -124,9 +124,12 @@ class IdempotencyKeyRequired(GroundworkError):
 
 
 class IdempotencyKeyInUse(GroundworkError):
+    # Sent as `Retry-After`: a live request refreshes its claim; one of a process that died is taken over
+    # by a retry after 10 s (persistence.repositories.idempotency.ABANDONED_AFTER).
     status = 409
     code = "idempotency_key_in_use"
     title = "Idempotency-Key in use"
+    retry_after_seconds = 2
 
 
 class IdempotencyKeyReused(GroundworkError):
@@ -141,6 +144,8 @@ class ServiceUnavailable(GroundworkError):
     status = 503
     code = "service_unavailable"
     title = "Service unavailable"
+    # Sent as `Retry-After`: long enough for a restart of PostgreSQL or Temporal to finish.
+    retry_after_seconds = 5
 
 
 class RateLimited(GroundworkError):

@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 from piccolo.engine.postgres import PostgresEngine
 
-from groundwork.domain.errors import UnusableValue
+from groundwork.domain.errors import ServiceUnavailable, UnusableValue
 from groundwork.persistence import tables
 
 log = logging.getLogger("groundwork.persistence")
@@ -41,6 +41,41 @@ def _refused_values() -> Iterator[None]:
         if "out of" in str(exc) and "range" in str(exc):  # asyncpg refusing to encode an argument
             what = _REFUSED_VALUES["22003"]
         raise UnusableValue(what) from exc
+
+
+# What a lost or refused connection raises: the server is down, restarting or shutting down, or its socket is
+# gone. Never the caller's doing; the next attempt after a restart succeeds.
+_CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,  # 57P01 admin shutdown, 57P03 cannot connect now
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.InternalClientError,
+    OSError,  # refused, reset, socket file missing, connect timeout
+)
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """PostgreSQL cannot be reached right now."""
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    """Whether `exc` says PostgreSQL is unreachable (rather than that a statement was wrong)."""
+    if isinstance(exc, asyncpg.InterfaceError):
+        return "connection" in str(exc) and ("closed" in str(exc) or "lost" in str(exc))
+    if isinstance(exc, TimeoutError):  # a caller's own deadline (asyncio.wait_for), not the connection
+        return False
+    return isinstance(exc, _CONNECTION_FAILURES)
+
+
+@contextmanager
+def _reachable() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, ServiceUnavailable) or not is_connection_failure(exc):
+            raise
+        log.warning("PostgreSQL is unreachable: %s: %s", type(exc).__name__, exc)
+        raise DatabaseUnavailable("The database cannot be reached right now; retry shortly.") from exc
 
 
 _engine: PostgresEngine | None = None
@@ -94,9 +129,22 @@ async def connection(dsn: str, *, max_size: int = 4) -> AsyncIterator[PostgresEn
             await disconnect()
 
 
-def transaction() -> Any:
-    """A transaction that every query in the block joins (Piccolo tracks it in a context variable)."""
-    return engine().transaction()
+@asynccontextmanager
+async def transaction() -> AsyncIterator[Any]:
+    """A transaction that every query in the block joins (Piccolo tracks it in a context variable); a lost
+    connection at BEGIN or COMMIT is `DatabaseUnavailable` (queries in the block translate their own)."""
+    tx = engine().transaction()
+    with _reachable():
+        entered = await tx.__aenter__()
+    try:
+        yield entered
+    except BaseException as exc:
+        # The block's own exception goes on unchanged (its queries translated theirs already); this rolls back.
+        if not await tx.__aexit__(type(exc), exc, exc.__traceback__):
+            raise
+    else:
+        with _reachable():
+            await tx.__aexit__(None, None, None)
 
 
 @asynccontextmanager
@@ -117,7 +165,7 @@ def _current_connection() -> asyncpg.Connection | None:
 async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
     """Run `sql` ($1-style parameters) in the current transaction, or on a pooled connection."""
     conn = _current_connection()
-    with _refused_values():
+    with _reachable(), _refused_values():
         if conn is not None:
             return list(await conn.fetch(sql, *args))
         pool = engine().pool
@@ -135,7 +183,7 @@ async def fetchrow(sql: str, *args: Any) -> asyncpg.Record | None:
 async def execute(sql: str, *args: Any) -> str:
     """Run a statement and return its status tag (e.g. `DELETE 3`)."""
     conn = _current_connection()
-    with _refused_values():
+    with _reachable(), _refused_values():
         if conn is not None:
             return str(await conn.execute(sql, *args))
         pool = engine().pool

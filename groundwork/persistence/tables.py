@@ -237,6 +237,8 @@ class EnhancementRun(Table, tablename="enhancement_runs"):
     created_at = Timestamptz()
     updated_at = Timestamptz()
     completed_at = Timestamptz(null=True, default=None)
+    # Derived from the API key and Idempotency-Key of the create request (a retry finds this run).
+    request_key = Text(null=True, default=None)
 
 
 class EnhancementRunAction(Table, tablename="enhancement_run_actions"):

@@ -287,6 +287,14 @@ class GenerationalIndex(Generic[W]):
                 self._writer.close()
                 self._writer = None
 
+    def verify(self) -> None:
+        """Open the serving generation afresh (every segment file and its footer): raises if one is missing or
+        corrupted. Nothing to check before the first build."""
+        current = self.current_generation()
+        if current is not None:
+            fresh = tantivy.Index.open(str(self.root / current))
+            fresh.searcher()
+
     # -- reading ---------------------------------------------------------------------------------------
 
     def searcher(self) -> tantivy.Searcher | None:

@@ -50,8 +50,10 @@ from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import context_engine as repo
 from groundwork.persistence.repositories import tenancy
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, terms
+from groundwork.search.package_index import package_index
 from groundwork.search.package_search import find_packages
 from groundwork.services.corpus_search import CONTEXT_READ, search_scope
+from groundwork.services.index_reads import readable
 
 MAX_QUESTION_CHARS = 1000
 # How many best-scoring packages a briefing considers before it fills its sections.
@@ -317,9 +319,10 @@ async def search_packages(principal: Principal, search: PackageSearch) -> Packag
     fingerprint = _search_fingerprint(search)
     after, offset = ranked_position(page_req, fingerprint)
     target = await reach(principal, project_id=search.project_id, engagement_id=search.engagement_id)
-    hits = await find_packages(
-        target.project_ids, target.classes, clauses, limit=page_req.limit, after=after, offset=offset
-    )
+    with readable(package_index()):
+        hits = await find_packages(
+            target.project_ids, target.classes, clauses, limit=page_req.limit, after=after, offset=offset
+        )
     rows = await repo.entries_by_seq(
         principal.workspace_id, [h.seq for h in hits.hits], target.project_ids, list(target.classes)
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.corpus_index import CorpusGenerationWriter, CorpusIndex, IndexedPassage, corpus_index
-from groundwork.services.index_projection import catch_up, follow, rebuild_generation
+from groundwork.services.index_projection import catch_up, follow, rebuild_generation, verify_or_rebuild
 
 log = logging.getLogger(__name__)
 
@@ -110,4 +110,10 @@ async def catch_up_index(index: CorpusIndex) -> int:
 async def follow_index_changes(stop: asyncio.Event, interval_seconds: float = 2.0) -> None:
     """Keep this process's index replica up to date until `stop` (the worker runs it beside polling)."""
     index = corpus_index()
-    await follow(stop, lambda: catch_up_index(index), "corpus", interval_seconds)
+    await follow(
+        stop,
+        lambda: catch_up_index(index),
+        "corpus",
+        interval_seconds,
+        lambda: verify_or_rebuild(index, lambda: rebuild_index(index)),
+    )

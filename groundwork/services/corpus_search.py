@@ -42,6 +42,7 @@ from groundwork.search.passages import (
     search_snapshot,
     snapshot_statistics,
 )
+from groundwork.services.index_reads import SearchIndexUnavailable, readable
 from groundwork.services.invalidated_cache import InvalidatedCache
 
 CONTEXT_READ = "context:read"
@@ -144,8 +145,12 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     if not scope.readable_project_ids:
         return empty
     index = corpus_index()
-    snapshot = index.snapshot()
+    with readable(index):
+        snapshot = index.snapshot()
     if snapshot is None:
+        if await repo.last_index_change() > 0:
+            # Passages exist but no index serves them (deleted, or being rebuilt): an empty page would lie.
+            raise SearchIndexUnavailable("The search index is being rebuilt; retry shortly.")
         return empty
     state = await _serving.load(snapshot.applied_seq, lambda: load_serving_state(snapshot.applied_seq))
     classes = allowed_classes(principal.scopes)
@@ -162,12 +167,13 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     read = functools.partial(
         search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
     )
-    # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
-    # over few (rare words) costs less than the hop to a thread and back, and runs here.
-    stats = snapshot_statistics(snapshot)
-    fields = ("text", *STRUCTURE_FIELDS)
-    postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
-    page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
+    with readable(index):
+        # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
+        # over few (rare words) costs less than the hop to a thread and back, and runs here.
+        stats = snapshot_statistics(snapshot)
+        fields = ("text", *STRUCTURE_FIELDS)
+        postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
+        page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]

@@ -274,8 +274,11 @@ async def _wait_for_finish(run_id: str, seconds: float) -> runs.RunRow:
                 await asyncio.wait_for(changed.wait(), min(remaining, _LISTENING_POLL_SECONDS))
 
 
-async def create_run(principal: Principal, request: CreateRun, wait: Any) -> RunView:
-    """Validate, commit the queued run with its event, start its workflow, and wait up to `wait` s."""
+async def create_run(
+    principal: Principal, request: CreateRun, wait: Any, *, idempotency_key: str | None = None
+) -> RunView:
+    """Validate, commit the queued run with its event, start its workflow, and wait up to `wait` s.
+    Under an `idempotency_key`, a retry of the same request answers the run its first attempt committed."""
     seconds = check_wait(wait)
     if request.target_type != "work_item":
         raise ValidationFailed("Invalid target.", [FieldError("target.type", 'must be "work_item"')])
@@ -289,6 +292,31 @@ async def create_run(principal: Principal, request: CreateRun, wait: Any) -> Run
     permissions = await tenancy.project_permissions(principal, item.project_id) if item else None
     if item is None or not permissions or "project:read" not in permissions:
         raise NotFound("No such work item.")
+    # The same request retried (its first attempt's process died after the commit) finds its run.
+    request_key = (
+        derive_request_id("req", principal.api_key_id, idempotency_key, item.id, *actions, instructions)
+        if idempotency_key
+        else None
+    )
+    earlier = await runs.run_for_request(principal.workspace_id, request_key) if request_key else None
+    if earlier is not None:
+        run = earlier
+    else:
+        run = await _insert_queued_run(principal, item, actions, instructions, request_key)
+    rights = {item.project_id: _rights(principal, "work_items:write" in permissions)}
+    try:
+        client, task_queue, window = await _client()
+        await asyncio.wait_for(start_run_workflow(client, task_queue, run, window), START_SECONDS)
+    except (RPCError, OSError, TimeoutError, RuntimeError) as exc:
+        # Stored and queued: the worker's sweep starts it with the same id once Temporal answers.
+        log.warning("could not start the workflow of %s, the sweep will: %s", run.id, exc)
+        return (await _views([run], rights))[0]
+    return (await _views([await _wait_for_finish(run.id, seconds)], rights))[0]
+
+
+async def _insert_queued_run(
+    principal: Principal, item: Any, actions: list[str], instructions: str, request_key: str | None
+) -> runs.RunRow:
     run_id = new_id("wie")
     async with db.transaction():
         await runs.insert_run(
@@ -301,6 +329,7 @@ async def create_run(principal: Principal, request: CreateRun, wait: Any) -> Run
             requested_by=principal.id,
             code_context=principal.has_scope(SCOPE_CODE_CONTEXT),
             generator=_generator_name(),
+            request_key=request_key,
         )
         run = await runs.get_run_by_id(run_id)
         assert run is not None
@@ -312,15 +341,7 @@ async def create_run(principal: Principal, request: CreateRun, wait: Any) -> Run
             "queued_at": format_version(now),
         }
         await runs.append_run_event(run, "queued", payload, now, actor_id=principal.id)
-    rights = {item.project_id: _rights(principal, "work_items:write" in permissions)}
-    try:
-        client, task_queue, window = await _client()
-        await asyncio.wait_for(start_run_workflow(client, task_queue, run, window), START_SECONDS)
-    except (RPCError, OSError, TimeoutError, RuntimeError) as exc:
-        # Stored and queued: the worker's sweep starts it with the same id once Temporal answers.
-        log.warning("could not start the workflow of %s, the sweep will: %s", run_id, exc)
-        return (await _views([run], rights))[0]
-    return (await _views([await _wait_for_finish(run_id, seconds)], rights))[0]
+    return run
 
 
 def _generator_name() -> str:
@@ -395,6 +416,11 @@ async def _start_update(run_id: str, update: Any, arg: Any, update_id: str) -> W
         # Shielded: cancelling the call before the run accepts the Update would withdraw it from Temporal.
         return await asyncio.wait_for(asyncio.shield(sending), ACCEPT_SECONDS)
     except TimeoutError:
+        if not await _answers(client):
+            # Temporal itself is out of reach: the Update cannot arrive, so the caller must not be told 202.
+            # A retry with the same Idempotency-Key names the same Update, so it is never applied twice.
+            sending.cancel()
+            raise ServiceUnavailable("The workflow service cannot be reached right now; retry shortly.") from None
         # Not accepted yet (the worker is busy or absent): the request answers 202, the call carries on here.
         _in_flight.add(sending)
         sending.add_done_callback(_settled_in_background)
@@ -403,6 +429,14 @@ async def _start_update(run_id: str, update: Any, arg: Any, update_id: str) -> W
         return None
     except (WorkflowUpdateFailedError, RPCError) as error:
         raise _temporal_error(error) from None
+
+
+async def _answers(client: Client) -> bool:
+    """Whether the Temporal frontend answers a health check now."""
+    try:
+        return bool(await asyncio.wait_for(client.service_client.check_health(), 2.0))
+    except Exception:
+        return False
 
 
 # Updates still being delivered after their request answered 202 (kept referenced until they settle).

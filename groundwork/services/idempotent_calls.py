@@ -15,6 +15,7 @@ from groundwork.domain.errors import GroundworkError, IdempotencyKeyInUse, Idemp
 from groundwork.domain.idempotency import check_key, fingerprint
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import idempotency as store
+from groundwork.services.idempotency_claims import held, release_quietly
 
 
 async def call_once(
@@ -39,14 +40,15 @@ async def call_once(
             raise IdempotencyKeyInUse("A request with this idempotency key is still in progress; retry later.")
         return json.loads(claim.response.body), True
     try:
-        outcome = await call()
+        async with held(principal.api_key_id, checked):
+            outcome = await call()
     except GroundworkError as error:
         if error.status >= 500 or error.status == 429:
-            await store.release(principal.api_key_id, checked)
+            await release_quietly(principal.api_key_id, checked)
             raise
         outcome = {"error": {"code": error.code, "message": error.detail, **error.extra}}
     except BaseException:
-        await store.release(principal.api_key_id, checked)
+        await release_quietly(principal.api_key_id, checked)
         raise
     await store.complete(principal.api_key_id, checked, 200, [], json.dumps(outcome, default=str).encode())
     return outcome, False

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from groundwork.persistence import change_feed
+from groundwork.search.failures import is_index_failure
 from groundwork.search.generations import GenerationalIndex, GenerationWriter, IndexBusy
 
 log = logging.getLogger(__name__)
@@ -52,32 +53,84 @@ async def catch_up(
     apply: Callable[[W, list[tuple[int, C]]], Awaitable[None]],
     per_commit: int,
 ) -> int:
-    """Apply every logged change to the serving generation (building one if none serves); returns the position."""
+    """Apply every logged change to the serving generation (building one if none serves); returns the position.
+
+    A generation whose files cannot be read or written (deleted, corrupted) is replaced by a rebuild from
+    PostgreSQL, which holds every passage: the index is only a projection of it."""
     async with index.write_lock():
-        writer = await asyncio.to_thread(index.writer)
-        if writer is None:
+        try:
+            return await _catch_up_locked(index, rebuild, changes_after, apply, per_commit)
+        except BaseException as exc:
+            if not is_index_failure(exc):
+                raise
+            log.error("the %s index is unreadable (%s); rebuilding it from PostgreSQL", index.folder, exc)
+            await asyncio.to_thread(index.release_writer)
             await rebuild()
-            writer = await asyncio.to_thread(index.writer)
-            assert writer is not None
-        applied = writer.applied_seq
-        committed = False
-        while changes := await changes_after(applied, per_commit):
-            await apply(writer, changes)
-            # Whole change sets per commit: what one change set removes leaves in the commit its additions enter.
-            applied = changes[-1][0]
-            await asyncio.to_thread(writer.commit, applied)
-            committed = True
-        if committed:
-            # Readers in other processes reload at once (this process's readers were told by the commit).
-            await change_feed.announce_index_commit(index.folder)
-        return applied
+            return await _catch_up_locked(index, rebuild, changes_after, apply, per_commit)
 
 
-async def follow(stop: asyncio.Event, catch_up_now: Callable[[], Awaitable[int]], label: str, interval: float) -> None:
-    """Run `catch_up_now` every `interval` seconds until `stop` (the worker runs one per index)."""
+async def _catch_up_locked(
+    index: GenerationalIndex[W],
+    rebuild: Callable[[], Awaitable[int]],
+    changes_after: Callable[[int, int], Awaitable[list[tuple[int, C]]]],
+    apply: Callable[[W, list[tuple[int, C]]], Awaitable[None]],
+    per_commit: int,
+) -> int:
+    writer = await asyncio.to_thread(index.writer)
+    if writer is None:
+        await rebuild()
+        writer = await asyncio.to_thread(index.writer)
+        assert writer is not None
+    applied = writer.applied_seq
+    committed = False
+    while changes := await changes_after(applied, per_commit):
+        await apply(writer, changes)
+        # Whole change sets per commit: what one change set removes leaves in the commit its additions enter.
+        applied = changes[-1][0]
+        await asyncio.to_thread(writer.commit, applied)
+        committed = True
+    if committed:
+        # Readers in other processes reload at once (this process's readers were told by the commit).
+        await change_feed.announce_index_commit(index.folder)
+    return applied
+
+
+async def verify_or_rebuild(index: GenerationalIndex[W], rebuild: Callable[[], Awaitable[int]]) -> bool:
+    """Check the serving generation's files; rebuild it from PostgreSQL if they cannot be read. True if rebuilt."""
+    async with index.write_lock():
+        try:
+            await asyncio.to_thread(index.verify)
+            return False
+        except BaseException as exc:
+            if not is_index_failure(exc):
+                raise
+            log.error("the %s index is unreadable (%s); rebuilding it from PostgreSQL", index.folder, exc)
+            await asyncio.to_thread(index.release_writer)
+            await rebuild()
+            return True
+
+
+# How often a follower checks its index's files even when nothing is written (a corrupted segment that no
+# commit touches is found within this).
+VERIFY_SECONDS = 10.0
+
+
+async def follow(
+    stop: asyncio.Event,
+    catch_up_now: Callable[[], Awaitable[int]],
+    label: str,
+    interval: float,
+    verify_now: Callable[[], Awaitable[bool]] | None = None,
+) -> None:
+    """Run `catch_up_now` every `interval` seconds, and `verify_now` every VERIFY_SECONDS, until `stop` (the
+    worker runs one per index)."""
+    verified_at = asyncio.get_running_loop().time()
     while not stop.is_set():
         try:
             await catch_up_now()
+            if verify_now is not None and asyncio.get_running_loop().time() - verified_at >= VERIFY_SECONDS:
+                verified_at = asyncio.get_running_loop().time()
+                await verify_now()
         except IndexBusy:
             log.warning("the %s index is held by another process; retrying", label)
         except Exception:  # the next round retries; never let the follower die silently

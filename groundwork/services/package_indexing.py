@@ -8,7 +8,7 @@ from typing import Any
 
 from groundwork.persistence.repositories import context_engine as repo
 from groundwork.search.package_index import IndexedPackage, PackageGenerationWriter, PackageIndex, package_index
-from groundwork.services.index_projection import catch_up, follow, rebuild_generation
+from groundwork.services.index_projection import catch_up, follow, rebuild_generation, verify_or_rebuild
 
 _CHANGES_PER_COMMIT = 500
 _REBUILD_BATCH = 20_000
@@ -59,4 +59,10 @@ async def catch_up_package_index(index: PackageIndex) -> int:
 async def follow_package_changes(stop: asyncio.Event, interval_seconds: float = 2.0) -> None:
     """Keep this process's package index following the entry change log until `stop` (the worker runs it)."""
     index = package_index()
-    await follow(stop, lambda: catch_up_package_index(index), "package", interval_seconds)
+    await follow(
+        stop,
+        lambda: catch_up_package_index(index),
+        "package",
+        interval_seconds,
+        lambda: verify_or_rebuild(index, lambda: rebuild_package_index(index)),
+    )

@@ -37,6 +37,7 @@ from groundwork.search.generations import GenerationalIndex, IndexBusy
 from groundwork.search.package_index import PackageIndex
 from groundwork.search.replica_directory import claim_directory
 from groundwork.services.corpus_indexing import catch_up_index, rebuild_index
+from groundwork.services.index_projection import VERIFY_SECONDS, verify_or_rebuild
 from groundwork.services.package_indexing import catch_up_package_index, rebuild_package_index
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ class _Follower:
         self._behind_since: float | None = None
         self.caught_up = asyncio.Event()
         self.wake = asyncio.Event()
+        self._verified_at = time.monotonic()
 
     async def round(self) -> None:
         """Measure the lag, apply every logged change (rebuilding first when nothing serves), measure again.
@@ -118,6 +120,13 @@ class _Follower:
             log.error("the %s index of this replica is held by another process; retrying", self.name)
         except Exception:  # the next round retries; never let the follower die silently
             log.exception("%s index catch-up failed", self.name)
+        if time.monotonic() - self._verified_at >= VERIFY_SECONDS:
+            # A segment corrupted where no commit touches it is found here, and rebuilt from PostgreSQL.
+            self._verified_at = time.monotonic()
+            try:
+                await verify_or_rebuild(self.index, self._rebuild)
+            except Exception:
+                log.exception("%s index check failed", self.name)
         await self._measure()
 
     async def _measure(self) -> bool:

@@ -105,3 +105,13 @@ def current_connection() -> TemporalConnection:
     if connection is None:
         raise RuntimeError("no Temporal connection configured in this context")
     return connection
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether `exc` says the Temporal frontend cannot be reached (down, restarting, or not answering)."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    if isinstance(exc, RPCError):
+        return exc.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
+    # The bridge's "Failed client connect" when the first connection is refused.
+    return isinstance(exc, RuntimeError) and "client connect" in str(exc)

@@ -29,6 +29,13 @@ TASK_QUEUE = "groundwork"
 NAMESPACE = "default"
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
+# A crashed worker or API is restarted after a backoff that doubles from RESTART_BACKOFF to
+# RESTART_BACKOFF_MAX seconds; after RESTART_LIMIT crashes of one part within RESTART_WINDOW seconds
+# `up` gives up and stops the stack in order. A part that stays up for RESTART_WINDOW starts afresh.
+RESTART_BACKOFF = 1.0
+RESTART_BACKOFF_MAX = 8.0
+RESTART_LIMIT = 5
+RESTART_WINDOW = 60.0
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -76,16 +83,29 @@ class _StopRequest:
 
 @dataclass
 class _Child:
-    """A worker or API subprocess with its log file."""
+    """A worker or API subprocess with its log file; restartable with the same command and environment."""
 
     name: str
+    command: list[str]
+    env: dict[str, str]
     process: subprocess.Popen[bytes]
     log_path: Path
     log_offset: int
     log: IO[bytes]
+    crashes: list[float] = field(default_factory=list)
 
     def exited_report(self) -> str | None:
         return _exited_report(self.name, self.process.poll(), self.log_path, self.log_offset)
+
+    def respawn(self) -> None:
+        """Start the command again in place of the exited process, appending to the same log."""
+        # The dead child led its own process group: nothing it left behind may hold its port or files.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.log.close()
+        self.log = self.log_path.open("ab")
+        self.log_offset = self.log.tell()
+        self.process = _popen(self.command, self.env, self.log)
 
     def stop(self) -> str:
         killed = False
@@ -136,8 +156,8 @@ def run_up(options: UpOptions) -> int:
     previous = {sig: signal.signal(sig, stop_request) for sig in _STOP_SIGNALS}
     stack = _Stack()
     try:
-        watches = _start(options, data_dir, stack, stop_request)
-        return _supervise(watches, stop_request)
+        supervised = _start(options, data_dir, stack, stop_request)
+        return _supervise(supervised, stop_request)
     except _Interrupted:
         return 0
     except _StartupFailed as exc:
@@ -159,7 +179,7 @@ def run_up(options: UpOptions) -> int:
 _Watch = Callable[[], "str | None"]
 
 
-def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _StopRequest) -> list[_Watch]:
+def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _StopRequest) -> _Supervised:
     api_url = f"http://{_url_host(_client_host(options.host))}:{options.port}"
     _require_free_ports(
         [
@@ -249,6 +269,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         api.exited_report,
     ]
     _wait_ready(f"{api_url}/health/ready", watches, stop_request)
+    supervised = _Supervised(watches[:2], [worker, api])
 
     _say("API", api_url)
     _say("REST docs", f"{api_url}/schema")
@@ -265,16 +286,52 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
             "create one with: groundwork keys create --workspace SLUG --principal NAME --all-scopes",
         )
     _say("Press Ctrl-C to stop.")
-    return watches
+    return supervised
 
 
-def _supervise(watches: list[_Watch], stop_request: _StopRequest) -> int:
+@dataclass
+class _Supervised:
+    """What `up` watches once the stack runs: parts whose death ends it, and children it restarts."""
+
+    fatal: list[_Watch]
+    children: list[_Child]
+    # When each crashed child is due to start again.
+    due: dict[str, float] = field(default_factory=dict)
+
+
+def _supervise(supervised: _Supervised, stop_request: _StopRequest) -> int:
+    """Watch the stack until a stop signal: restart a crashed worker or API with backoff; give up (1)
+    when PostgreSQL or Temporal dies or a child crashes RESTART_LIMIT times within RESTART_WINDOW."""
     while stop_request.signum is None:
-        for watch in watches:
+        for watch in supervised.fatal:
             failure = watch()
             if failure is not None:
                 _say(failure)
                 return 1
+        now = time.monotonic()
+        for child in supervised.children:
+            if child.name in supervised.due:
+                if now >= supervised.due[child.name]:
+                    del supervised.due[child.name]
+                    child.respawn()
+                    _say(child.name, f"restarted (pid {child.process.pid})")
+                continue
+            report = child.exited_report()
+            if report is None:
+                continue
+            child.crashes = [at for at in child.crashes if now - at < RESTART_WINDOW] + [now]
+            if len(child.crashes) >= RESTART_LIMIT:
+                _say(report)
+                _say(f"{child.name} crashed {len(child.crashes)} times within {RESTART_WINDOW:.0f} s; giving up.")
+                return 1
+            delay = min(RESTART_BACKOFF * 2 ** (len(child.crashes) - 1), RESTART_BACKOFF_MAX)
+            _say(report)
+            _say(
+                child.name,
+                f"crashed; restarting in {delay:.0f} s (crash {len(child.crashes)} of {RESTART_LIMIT} "
+                f"allowed within {RESTART_WINDOW:.0f} s)",
+            )
+            supervised.due[child.name] = now + delay
         time.sleep(0.2)
     return 0
 
@@ -322,7 +379,11 @@ def _wait_ready(url: str, watches: list[_Watch], stop_request: _StopRequest) -> 
 def _spawn(name: str, command: list[str], env: dict[str, str], log_path: Path) -> _Child:
     log = log_path.open("ab")
     offset = log.tell()
-    process = subprocess.Popen(
+    return _Child(name, command, env, _popen(command, env, log), log_path, offset, log)
+
+
+def _popen(command: list[str], env: dict[str, str], log: IO[bytes]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         command,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -332,7 +393,6 @@ def _spawn(name: str, command: list[str], env: dict[str, str], log_path: Path) -
         start_new_session=True,
         preexec_fn=die_with_parent,
     )
-    return _Child(name, process, log_path, offset, log)
 
 
 def _stop_postgres(postgres: EmbeddedPostgres) -> str:

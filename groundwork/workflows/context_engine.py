@@ -24,6 +24,9 @@ SUBJECT = SearchAttributeKey.for_keyword("GroundworkSubject")
 PROVIDERS_SCHEDULE_ID = "groundwork-context-providers"
 PROVIDERS_INTERVAL = timedelta(minutes=15)
 _TIMEOUT = timedelta(minutes=5)
+# The activities heartbeat every few seconds: a worker that died mid-step is noticed within this, and the
+# step retried, instead of after the whole start-to-close timeout.
+_HEARTBEAT = timedelta(seconds=15)
 # Database steps retry until they succeed: a contribution that was persisted is always decided and applied.
 _RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
@@ -108,7 +111,11 @@ class ContextContributionWorkflow:
     @workflow.run
     async def run(self, work: ContributionWork) -> ContributionResult:
         await workflow.execute_activity(
-            "context_persist_contribution", work, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+            "context_persist_contribution",
+            work,
+            start_to_close_timeout=_TIMEOUT,
+            heartbeat_timeout=_HEARTBEAT,
+            retry_policy=_RETRY,
         )
         ref = ContributionRef(work.contribution_id)
         decision = await workflow.execute_activity(
@@ -116,6 +123,7 @@ class ContextContributionWorkflow:
             ref,
             result_type=DecisionOutcome,
             start_to_close_timeout=_TIMEOUT,
+            heartbeat_timeout=_HEARTBEAT,
             retry_policy=_RETRY,
         )
         applied = await workflow.execute_activity(
@@ -123,6 +131,7 @@ class ContextContributionWorkflow:
             ref,
             result_type=ApplyOutcome,
             start_to_close_timeout=_TIMEOUT,
+            heartbeat_timeout=_HEARTBEAT,
             retry_policy=_RETRY,
         )
         await workflow.execute_activity(
@@ -130,6 +139,7 @@ class ContextContributionWorkflow:
             PackageIndexTarget(applied.index_seq),
             result_type=int,
             start_to_close_timeout=_TIMEOUT,
+            heartbeat_timeout=_HEARTBEAT,
             retry_policy=_RETRY,
         )
         return ContributionResult(
@@ -188,6 +198,7 @@ class ContextProvidersRunWorkflow:
                 params.workspace_id or "",
                 result_type=list[list[str]],
                 start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
                 retry_policy=_RETRY,
             )
         contributed, unchanged = params.contributed, params.unchanged
@@ -215,6 +226,7 @@ class ContextProvidersRunWorkflow:
                 ProjectRef(workspace_id, project_id),
                 result_type=DerivedWork,
                 start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
                 retry_policy=_RETRY,
             )
             # Projects one after another; a project's contributions (each a distinct term) side by side.

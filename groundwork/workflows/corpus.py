@@ -14,6 +14,9 @@ with workflow.unsafe.imports_passed_through():
 
 _TIMEOUT = timedelta(minutes=10)
 _RETRY = RetryPolicy(maximum_attempts=10)
+# The activities heartbeat every few seconds: a worker that died mid-step is noticed within this, and the
+# step retried, instead of after the whole start-to-close timeout.
+_HEARTBEAT = timedelta(seconds=15)
 
 
 def ingest_workflow_id(version_id: str) -> str:
@@ -112,11 +115,17 @@ class CorpusIngestWorkflow:
                 ref,
                 result_type=SegmentOutcome,
                 start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
                 retry_policy=_RETRY,
             )
             passages += outcome.passages
             activation = await workflow.execute_activity(
-                step, ref, result_type=Activation, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+                step,
+                ref,
+                result_type=Activation,
+                start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
+                retry_policy=_RETRY,
             )
             if activation.status != "resegment":
                 break
@@ -128,6 +137,7 @@ class CorpusIngestWorkflow:
                 IndexTarget(activation.index_seq),
                 result_type=int,
                 start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
                 retry_policy=_RETRY,
             )
         if activation.status == "published":
@@ -136,6 +146,7 @@ class CorpusIngestWorkflow:
                 ref,
                 result_type=Activation,
                 start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
                 retry_policy=_RETRY,
             )
         return CorpusIngestResult(params.version_id, activation.status, passages, activation.index_seq)
@@ -177,7 +188,12 @@ class CorpusResegmentWorkflow:
     async def run(self, params: CorpusResegmentInput) -> CorpusResegmentResult:
         ref = SegmenterRef(params.segmenter_id)
         staged = await workflow.execute_activity(
-            "corpus_stage_segmenter", ref, result_type=str, start_to_close_timeout=_TIMEOUT, retry_policy=_RETRY
+            "corpus_stage_segmenter",
+            ref,
+            result_type=str,
+            start_to_close_timeout=_TIMEOUT,
+            heartbeat_timeout=_HEARTBEAT,
+            retry_policy=_RETRY,
         )
         if staged == "active":
             return CorpusResegmentResult(params.segmenter_id, "active", 0)
@@ -187,6 +203,7 @@ class CorpusResegmentWorkflow:
                 ResegmentBatch(params.segmenter_id, params.batch_size),
                 result_type=int,
                 start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
                 retry_policy=_RETRY,
             ):
                 self._versions_cut += cut
@@ -196,6 +213,7 @@ class CorpusResegmentWorkflow:
                     IndexTarget(0),
                     result_type=int,
                     start_to_close_timeout=_TIMEOUT,
+                    heartbeat_timeout=_HEARTBEAT,
                     retry_policy=_RETRY,
                 )
                 return CorpusResegmentResult(params.segmenter_id, "staging", self._versions_cut)
@@ -204,6 +222,7 @@ class CorpusResegmentWorkflow:
                 ref,
                 result_type=Activation,
                 start_to_close_timeout=_TIMEOUT,
+                heartbeat_timeout=_HEARTBEAT,
                 retry_policy=_RETRY,
             )
             if activation.status == "active":
@@ -212,6 +231,7 @@ class CorpusResegmentWorkflow:
                     IndexTarget(activation.index_seq),
                     result_type=int,
                     start_to_close_timeout=_TIMEOUT,
+                    heartbeat_timeout=_HEARTBEAT,
                     retry_policy=_RETRY,
                 )
                 return CorpusResegmentResult(params.segmenter_id, "active", self._versions_cut)

@@ -298,6 +298,7 @@ async def create_work_item_enhancement_run(
     info: Info[GraphQLContext, Any], input: CreateWorkItemEnhancementRunInput
 ) -> CreateWorkItemEnhancementRunPayload:
     """Create a run (needs confirm: true and an idempotency key)."""
+    key = _idempotency_key(info, input.idempotency_key)
 
     async def create(principal: Principal) -> dict[str, Any]:
         view = await service.create_run(
@@ -306,6 +307,7 @@ async def create_work_item_enhancement_run(
                 input.target.type, str(input.target.id), input.actions, input.instructions, input.confirm
             ),
             input.wait,
+            idempotency_key=key,
         )
         return {"run_id": view.run.id}
 
@@ -319,7 +321,7 @@ async def create_work_item_enhancement_run(
         CreateWorkItemEnhancementRunPayload,
         info,
         SCOPE_RUN,
-        _idempotency_key(info, input.idempotency_key),
+        key,
         "createWorkItemEnhancementRun",
         request,
         create,

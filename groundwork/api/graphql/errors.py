@@ -10,6 +10,7 @@ from strawberry.extensions import MaskErrors
 
 from groundwork.api.graphql.limits import refusal_code
 from groundwork.domain.errors import GroundworkError, UnusableValue
+from groundwork.services.outages import unavailable
 
 log = logging.getLogger("groundwork.api.graphql")
 
@@ -53,6 +54,7 @@ class CodedErrors(MaskErrors):
             return _with_code(error, _refusal_code(error))
         if isinstance(original, asyncpg.DataError):
             original = UnusableValue("a value cannot be stored or compared")
+        original = unavailable(original) or original
         if isinstance(original, GroundworkError):
             return GraphQLError(
                 original.detail,

@@ -85,7 +85,10 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
 
         async def create(principal: Any) -> dict[str, Any]:
             view = await service.create_run(
-                principal, service.CreateRun("work_item", work_item_id, actions, instructions, confirm), wait
+                principal,
+                service.CreateRun("work_item", work_item_id, actions, instructions, confirm),
+                wait,
+                idempotency_key=idempotency_key,
             )
             return {"run_id": view.run.id}
 

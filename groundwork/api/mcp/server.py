@@ -28,6 +28,7 @@ from groundwork.domain.errors import (
     UnusableValue,
 )
 from groundwork.domain.principals import Principal
+from groundwork.services.outages import unavailable
 
 log = logging.getLogger(__name__)
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
@@ -64,6 +65,8 @@ class GroundworkMCPServer(MCPServer):
             cause = exc.__cause__
             if isinstance(cause, asyncpg.DataError):
                 cause = UnusableValue("a value cannot be stored or compared")
+            elif cause is not None:
+                cause = unavailable(cause) or cause
             if not isinstance(cause, GroundworkError):
                 log.error("MCP tool %r crashed", name, exc_info=exc)
                 raise ToolError(

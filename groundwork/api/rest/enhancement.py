@@ -103,6 +103,7 @@ class EnhancementRunController(Controller):
             request.user,
             service.CreateRun(data.target.type, data.target.id, data.actions, data.instructions, data.confirm),
             wait,
+            idempotency_key=request.headers.get("idempotency-key"),
         )
         return _answer(view, view.finished, created=True)
 

@@ -8,6 +8,7 @@ from typing import Any
 from litestar import Request, Response, get
 from litestar.openapi import ResponseSpec
 
+from groundwork.domain.errors import ServiceUnavailable
 from groundwork.persistence import db
 from groundwork.services.search_replica import search_replica_state
 
@@ -39,4 +40,5 @@ async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
             "replica_ready": replica.ready,
             "indexes": {lag.index: {k: v for k, v in asdict(lag).items() if k != "index"} for lag in replica.indexes},
         }
-    return Response(body, status_code=200 if ok else 503)
+    retry = None if ok else {"Retry-After": str(ServiceUnavailable.retry_after_seconds)}
+    return Response(body, status_code=200 if ok else 503, headers=retry)

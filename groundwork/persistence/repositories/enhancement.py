@@ -123,11 +123,13 @@ async def insert_run(
     requested_by: str,
     code_context: bool,
     generator: str,
+    request_key: str | None = None,
 ) -> None:
     """Insert a queued run and one pending action row per requested action (call in a transaction)."""
     await db.execute(
         "INSERT INTO enhancement_runs (id, workspace_id, project_id, target_id, requested_actions, instructions,"
-        " state, requested_by, code_context, generator) VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9)",
+        " state, requested_by, code_context, generator, request_key)"
+        " VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10)",
         run_id,
         workspace_id,
         project_id,
@@ -137,6 +139,7 @@ async def insert_run(
         requested_by,
         code_context,
         generator,
+        request_key,
     )
     for index, action in enumerate(actions):
         await insert_run_action(run_id, f"create-{index}", action, instructions)
@@ -351,6 +354,14 @@ async def lock_run_for_change(run_id: str) -> RunRow | None:
     concurrent actions of one run would deadlock, FOR NO KEY UPDATE does not.
     """
     row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1 FOR NO KEY UPDATE OF r", run_id)
+    return _run(row) if row else None
+
+
+async def run_for_request(workspace_id: str, request_key: str) -> RunRow | None:
+    """The run an earlier attempt of the same idempotent create request committed, if any."""
+    row = await db.fetchrow(
+        f"{_RUN_SELECT} WHERE r.workspace_id = $1 AND r.request_key = $2", workspace_id, request_key
+    )
     return _run(row) if row else None
 
 

@@ -10,8 +10,11 @@ from typing import Any
 from groundwork.persistence import db
 
 RETENTION = timedelta(hours=24)
-# A claim this old belongs to a process that died mid-request; a new request may take it over.
-ABANDONED_AFTER = timedelta(minutes=5)
+# The process serving a request refreshes its claim every CLAIM_REFRESH (while the request runs); a claim
+# not refreshed for ABANDONED_AFTER belongs to a process that died mid-request, and a retry of the same
+# request takes it over.
+CLAIM_REFRESH = timedelta(seconds=2)
+ABANDONED_AFTER = timedelta(seconds=10)
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,16 @@ async def complete(
         json.dumps(headers),
         body,
         sealed,
+    )
+
+
+async def refresh(api_key_id: str, key: str) -> None:
+    """Mark an in-flight claim as still held by a live process."""
+    await db.execute(
+        "UPDATE idempotency_keys SET locked_at = clock_timestamp()"
+        " WHERE api_key_id = $1 AND key = $2 AND response_status IS NULL",
+        api_key_id,
+        key,
     )
 
 
