@@ -108,9 +108,12 @@ async def test_webhook_delivery_outcomes_are_counted_and_failed_deliveries_gauge
     key = await workspace.key(admin=True)
     good, gone = await receivers(), await receivers()
     gone.default_status = 410  # the receiver says the endpoint is gone: the delivery fails for good
-    good_endpoint = await create_endpoint(client, workspace, key, good.url, ["notification.created"])
-    gone_endpoint = await create_endpoint(client, workspace, key, gone.url, ["notification.created"])
-    await emit(workspace, "notification.created")
+    # Not `notification.created`: the gone endpoint being disabled notifies its owner, and that event
+    # would reach the good endpoint too (a third delivery, a second success).
+    event_type = "work_item_enhancement.applied"
+    good_endpoint = await create_endpoint(client, workspace, key, good.url, [event_type])
+    gone_endpoint = await create_endpoint(client, workspace, key, gone.url, [event_type])
+    await emit(workspace, event_type)
 
     async def settled() -> bool:
         deliveries = [
