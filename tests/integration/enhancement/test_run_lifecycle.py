@@ -182,7 +182,7 @@ async def test_an_action_past_its_wait_answers_202_with_the_operation_and_finish
             httpx.AsyncClient(base_url=url, timeout=30) as http,
         ):
             run = (await create_run(http, workspace, key, work_item["id"], ["requirements"])).json()["data"]
-            script.delay_seconds = 1.0
+            script.delay_seconds = 3.0  # long enough that the operation is read while the action still runs
             response = await run_action(http, workspace, key, run["id"], "design", wait=0)
             assert response.status_code == 202
             assert response.headers["location"] == f"/api/v1/operations/{run['id']}"
