@@ -1,0 +1,9 @@
+"""Fixtures of the reliability suite, shared with the integration suites they extend."""
+
+from __future__ import annotations
+
+from tests.integration.enhancement.conftest import work_item
+from tests.integration.notifications.conftest import notify, people
+from tests.integration.webhooks.conftest import receivers, relay, webhook_settings
+
+__all__ = ["notify", "people", "receivers", "relay", "webhook_settings", "work_item"]
