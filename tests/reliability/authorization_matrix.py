@@ -144,7 +144,11 @@ REST: dict[str, Rest] = {
     # Enhancement runs.
     "POST /api/v1/work-item-enhancements": Rest(
         RUN,
-        body=lambda ids: {"target": {"type": "work_item", "id": ids["work_item"]}, "actions": ["estimate"], "confirm": True},
+        body=lambda ids: {
+            "target": {"type": "work_item", "id": ids["work_item"]},
+            "actions": ["estimate"],
+            "confirm": True,
+        },
         query=lambda ids: {"wait": 0},
     ),
     "GET /api/v1/work-item-enhancements": Rest(
@@ -164,7 +168,9 @@ REST: dict[str, Rest] = {
     "POST /api/v1/context/search": Rest(
         CE, body=lambda ids: {"subject_ref": {"type": "project", "id": ids["project"]}, "query": ids["passage_word"]}
     ),
-    "POST /api/v1/context/query": Rest(CE, body=lambda ids: {"question": ids["package_word"], "project_id": ids["project"]}),
+    "POST /api/v1/context/query": Rest(
+        CE, body=lambda ids: {"question": ids["package_word"], "project_id": ids["project"]}
+    ),
     "GET /api/v1/context-engine": Rest(CE, query=lambda ids: {"project_id": ids["project"]}),
     "GET /api/v1/context-engine/{package_id}": Rest(CE),
     "GET /api/v1/context-engine/search": Rest(
@@ -180,7 +186,8 @@ REST: dict[str, Rest] = {
     "GET /api/agent/v1/projects/{project_id}/risks": Rest(AGENT),
     # Webhooks: an endpoint is the workspace's, and a non-admin manages only its own (docs/webhooks.md).
     "POST /api/v1/webhook-endpoints": Rest(
-        HOOKS, body=lambda ids: {"url": "http://127.0.0.1:9/intruder", "event_types": ["notification.*"]},
+        HOOKS,
+        body=lambda ids: {"url": "http://127.0.0.1:9/intruder", "event_types": ["notification.*"]},
         unseen_other=LISTED,
     ),
     "GET /api/v1/webhook-endpoints": Rest(HOOKS, unseen_other=LISTED),
@@ -271,7 +278,11 @@ INTERNAL: dict[str, Rest] = {
             "summary": "An intruder's contribution.",
             "contribution_type": "risk",
             "evidence": [
-                {"capability": "risks", "reference": {"kind": "external", "id": "x", "class": "general"}, "as_of": ids["now"]}
+                {
+                    "capability": "risks",
+                    "reference": {"kind": "external", "id": "x", "class": "general"},
+                    "as_of": ids["now"],
+                }
             ],
             "generated_at": ids["now"],
         },
@@ -408,7 +419,11 @@ MCP: dict[str, Tool] = {
     "get_notifications_messaging": Tool(N_READ, lambda ids: {"resource_id": ids["notification"]}),
     "draft_notifications_messaging_change": Tool(
         N_WRITE,
-        lambda ids: {"notification_id": ids["notification"], "requested_outcome": "acknowledged", "expected_version": 2},
+        lambda ids: {
+            "notification_id": ids["notification"],
+            "requested_outcome": "acknowledged",
+            "expected_version": 2,
+        },
     ),
     "apply_notifications_messaging_change": Tool(
         N_OPERATE,

@@ -12,7 +12,6 @@ What each entry requires is declared in `authorization_matrix.py`; an undeclared
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -21,10 +20,13 @@ from typing import Any
 
 import httpx
 import pytest
-from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLUnionType, get_named_type, is_leaf_type
+from graphql import GraphQLNonNull, GraphQLObjectType, GraphQLUnionType, get_named_type, is_leaf_type
+from litestar import Litestar
+from litestar.exceptions import WebSocketDisconnect
+from litestar.testing import TestClient
 
 from groundwork.api.app import create_app, create_internal_app
-from groundwork.api.graphql.schema import schema
+from groundwork.api.graphql.schema import GraphQLController, schema
 from groundwork.api.mcp.server import build_mcp_server
 from groundwork.config import Settings
 from groundwork.domain.scopes import ALL_SCOPES
@@ -34,8 +36,6 @@ from groundwork.services import api_keys
 from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace, idem, mcp_session
 from tests.reliability import authorization_matrix as matrix
-
-pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 CALLERS = ("no key", "revoked key", "key without the scope", "key of another workspace", "principal without visibility")
 
@@ -92,13 +92,21 @@ async def victim(
         owner = await a.key("owner", admin=True)
         alice = await a.key("alice", memberships={"ALPHA": "lead"})
         bob = await a.key("bob", memberships={"ALPHA": "contributor"})
-        ids: dict[str, str] = {"project": a.projects["ALPHA"], "engagement": engagement, "now": format_timestamp(datetime.now(UTC))}
+        ids: dict[str, str] = {
+            "project": a.projects["ALPHA"],
+            "engagement": engagement,
+            "now": format_timestamp(datetime.now(UTC)),
+        }
 
         item = _ok(
             await client.post(
                 "/api/v1/work-items",
-                json={"project_id": ids["project"], "title": f"Matrix target {word}", "status": "todo",
-                      "fields": {"description": f"Save cards with tokens. {word} must never leak."}},
+                json={
+                    "project_id": ids["project"],
+                    "title": f"Matrix target {word}",
+                    "status": "todo",
+                    "fields": {"description": f"Save cards with tokens. {word} must never leak."},
+                },
                 headers=a.headers(owner, **idem()),
             )
         )
@@ -106,7 +114,11 @@ async def victim(
         run = _ok(
             await client.post(
                 "/api/v1/work-item-enhancements?wait=30",
-                json={"target": {"type": "work_item", "id": item["id"]}, "actions": ["description", "estimate"], "confirm": True},
+                json={
+                    "target": {"type": "work_item", "id": item["id"]},
+                    "actions": ["description", "estimate"],
+                    "confirm": True,
+                },
                 headers=a.headers(owner, **idem()),
             )
         )
@@ -119,7 +131,12 @@ async def victim(
         provider = _ok(
             await internal.post(
                 "/internal/v1/context-engine/providers",
-                json={"name": provider_name, "classification": "delivery", "capabilities": ["risks"], "authority": "advisory"},
+                json={
+                    "name": provider_name,
+                    "classification": "delivery",
+                    "capabilities": ["risks"],
+                    "authority": "advisory",
+                },
                 headers=a.headers(provider_key, **idem()),
             )
         )
@@ -129,9 +146,18 @@ async def victim(
                 "/internal/v1/context-engine/contributions",
                 params={"wait": 30},
                 json={
-                    "provider_id": provider["id"], "project_id": ids["project"], "term": f"pkg{word}",
-                    "summary": f"The pkg{word} vendor may slip.", "contribution_type": "risk",
-                    "evidence": [{"capability": "risks", "reference": {"kind": "external", "id": f"ext-{word}", "class": "general"}, "as_of": ids["now"]}],
+                    "provider_id": provider["id"],
+                    "project_id": ids["project"],
+                    "term": f"pkg{word}",
+                    "summary": f"The pkg{word} vendor may slip.",
+                    "contribution_type": "risk",
+                    "evidence": [
+                        {
+                            "capability": "risks",
+                            "reference": {"kind": "external", "id": f"ext-{word}", "class": "general"},
+                            "as_of": ids["now"],
+                        }
+                    ],
                     "generated_at": ids["now"],
                 },
                 headers=a.headers(provider_key, **idem()),
@@ -139,7 +165,9 @@ async def victim(
         )
         ids["contribution"] = contribution["id"]
         packages = (
-            await client.get("/api/v1/context-engine/packages", params={"project_id": ids["project"]}, headers=a.headers(owner))
+            await client.get(
+                "/api/v1/context-engine/packages", params={"project_id": ids["project"]}, headers=a.headers(owner)
+            )
         ).json()["data"]
         [package] = [p for p in packages if p["term"] == f"pkg{word}"]
         ids["package"] = package["id"]
@@ -147,8 +175,12 @@ async def victim(
             await internal.post(
                 "/internal/v1/corpus/sources",
                 params={"wait": 30},
-                json={"project_id": ids["project"], "uri": f"notes-{word}.md", "kind": "markdown",
-                      "content": f"# Notes\n\nThe psg{word} migration needs a rollback plan."},
+                json={
+                    "project_id": ids["project"],
+                    "uri": f"notes-{word}.md",
+                    "kind": "markdown",
+                    "content": f"# Notes\n\nThe psg{word} migration needs a rollback plan.",
+                },
                 headers=a.headers(provider_key, **idem()),
             )
         )
@@ -157,7 +189,11 @@ async def victim(
         thread = _ok(
             await client.post(
                 "/api/v1/messages",
-                json={"title": f"Thread {word}", "participant_ids": [a.principals["bob"]], "body": f"Secret body {word}"},
+                json={
+                    "title": f"Thread {word}",
+                    "participant_ids": [a.principals["bob"]],
+                    "body": f"Secret body {word}",
+                },
                 headers=a.headers(alice, **idem()),
             )
         )
@@ -165,20 +201,36 @@ async def victim(
         [notification] = (await client.get("/api/v1/notifications", headers=a.headers(bob))).json()["data"]
         read = _ok(
             await client.post(
-                f"/api/v1/notifications/{notification['id']}/read", json={"expected_version": 1}, headers=a.headers(bob, **idem())
+                f"/api/v1/notifications/{notification['id']}/read",
+                json={"expected_version": 1},
+                headers=a.headers(bob, **idem()),
             )
         )
-        draft = """mutation ($input: DraftNotificationChangeInput!) { draftNotificationChange(input: $input) { id valid } }"""
+        draft = """mutation ($input: DraftNotificationChangeInput!) {
+          draftNotificationChange(input: $input) { id valid } }"""
         proposal = (
             await client.post(
                 "/graphql",
-                json={"query": draft, "variables": {"input": {"notificationId": notification["id"], "requestedOutcome": "acknowledged", "expectedVersion": 2}}},
+                json={
+                    "query": draft,
+                    "variables": {
+                        "input": {
+                            "notificationId": notification["id"],
+                            "requestedOutcome": "acknowledged",
+                            "expectedVersion": 2,
+                        }
+                    },
+                },
                 headers=a.headers(bob),
             )
         ).json()["data"]["draftNotificationChange"]
         ids |= {
-            "thread": thread["id"], "thread_title": f"Thread {word}", "notification": notification["id"],
-            "operation": read["operation_id"], "proposal": proposal["id"], "recipient": a.principals["bob"],
+            "thread": thread["id"],
+            "thread_title": f"Thread {word}",
+            "notification": notification["id"],
+            "operation": read["operation_id"],
+            "proposal": proposal["id"],
+            "recipient": a.principals["bob"],
         }
 
         endpoint = _ok(
@@ -188,43 +240,85 @@ async def victim(
                 headers=a.headers(owner, **idem()),
             )
         )
-        delivery = _ok(await client.post(f"/api/v1/webhook-endpoints/{endpoint['id']}/test", headers=a.headers(owner, **idem())))
+        delivery = _ok(
+            await client.post(f"/api/v1/webhook-endpoints/{endpoint['id']}/test", headers=a.headers(owner, **idem()))
+        )
         app = _ok(
             await client.post(
                 "/api/v1/connected-apps",
-                json={"name": f"app-{word}", "kind": "assistant", "direction": "read", "provenance": "matrix", "conflict": "reject"},
+                json={
+                    "name": f"app-{word}",
+                    "kind": "assistant",
+                    "direction": "read",
+                    "provenance": "matrix",
+                    "conflict": "reject",
+                },
                 headers=a.headers(owner, **idem()),
             )
         )
-        ids |= {"endpoint": endpoint["id"], "endpoint_secret": endpoint["secret"], "delivery": delivery["id"], "app": app["id"]}
+        ids |= {
+            "endpoint": endpoint["id"],
+            "endpoint_secret": endpoint["secret"],
+            "delivery": delivery["id"],
+            "app": app["id"],
+        }
 
         revoked = await api_keys.issue_key(a.slug, "revoked", None, admin=True)
         assert await api_keys.revoke_key(revoked.api_key_id)
-        revoked_provider = await api_keys.issue_key(a.slug, "revoked-provider", ["context-engine:contribute"], kind="provider")
+        revoked_provider = await api_keys.issue_key(
+            a.slug, "revoked-provider", ["context-engine:contribute"], kind="provider"
+        )
         assert await api_keys.revoke_key(revoked_provider.api_key_id)
         outsider = await a.key("outsider", memberships={"BETA": "lead"})
         intruder = await b.key("intruder", admin=True)
         scopeless = {
-            scope: (await api_keys.issue_key(a.slug, f"without-{scope}", [s for s in ALL_SCOPES if s != scope], admin=True)).key
+            scope: (
+                await api_keys.issue_key(a.slug, f"without-{scope}", [s for s in ALL_SCOPES if s != scope], admin=True)
+            ).key
             for scope in ALL_SCOPES
         }
         internal_keys: dict[str, str | None] = {
             "no key": None,
             "revoked key": revoked_provider.key,
             "customer key": owner,
-            "key without the scope": (await api_keys.issue_key(a.slug, "reader-provider", ["context-engine:read"], kind="provider")).key,
+            "key without the scope": (
+                await api_keys.issue_key(a.slug, "reader-provider", ["context-engine:read"], kind="provider")
+            ).key,
             "key of another workspace": await b.provider_key("intruding-provider"),
             "principal without visibility": await a.provider_key("unbound-provider", role=None),
         }
 
         everything = {
-            ids[k] for k in (
-                "work_item", "work_item_title", "run", "draft", "artifact", "package", "package_word", "contribution",
-                "source", "passage_word", "thread", "thread_title", "notification", "operation", "proposal",
-                "endpoint", "endpoint_secret", "delivery", "app",
+            ids[k]
+            for k in (
+                "work_item",
+                "work_item_title",
+                "run",
+                "draft",
+                "artifact",
+                "package",
+                "package_word",
+                "contribution",
+                "source",
+                "passage_word",
+                "thread",
+                "thread_title",
+                "notification",
+                "operation",
+                "proposal",
+                "endpoint",
+                "endpoint_secret",
+                "delivery",
+                "app",
             )
         } | {word, f"app-{word}", f"hook-{word}"}
-        workspace_level = {ids["provider"], ids["provider_name"], a.principals["alice"], a.principals["bob"], a.principals["owner"]}
+        workspace_level = {
+            ids["provider"],
+            ids["provider_name"],
+            a.principals["alice"],
+            a.principals["bob"],
+            a.principals["owner"],
+        }
         yield Victim(
             ids=ids,
             owner=owner,
@@ -287,11 +381,17 @@ def _refusal_expected(findings: Findings, where: str, answer: tuple[int, str | N
     if outcome == matrix.NOT_FOUND:
         findings.expect((status, code) == (404, "not_found"), where, f"expected 404 not_found, got {status} {code}")
     elif outcome == matrix.PERMISSION_DENIED:
-        findings.expect((status, code) == (403, "permission_denied"), where, f"expected 403 permission_denied, got {status} {code}")
+        findings.expect(
+            (status, code) == (403, "permission_denied"), where, f"expected 403 permission_denied, got {status} {code}"
+        )
     elif outcome == matrix.VALIDATION_FAILED:
-        findings.expect((status, code) == (422, "validation_failed"), where, f"expected 422 validation_failed, got {status} {code}")
+        findings.expect(
+            (status, code) == (422, "validation_failed"), where, f"expected 422 validation_failed, got {status} {code}"
+        )
     else:
-        findings.expect(200 <= status < 300, where, f"expected an answer over the caller's own data, got {status} {code}")
+        findings.expect(
+            200 <= status < 300, where, f"expected an answer over the caller's own data, got {status} {code}"
+        )
 
 
 def _request(route: str, row: matrix.Rest, ids: dict[str, str]) -> tuple[str, str, dict[str, Any], Any]:
@@ -305,7 +405,9 @@ def _request(route: str, row: matrix.Rest, ids: dict[str, str]) -> tuple[str, st
     return method, path, row.query(ids), body
 
 
-async def _send(http: httpx.AsyncClient, key: str | None, method: str, path: str, query: dict[str, Any], body: Any) -> httpx.Response:
+async def _send(
+    http: httpx.AsyncClient, key: str | None, method: str, path: str, query: dict[str, Any], body: Any
+) -> httpx.Response:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     if method in ("POST", "PUT", "PATCH", "DELETE"):
         headers |= idem()
@@ -344,7 +446,9 @@ async def _run_rest(
             findings.expect(answer[:2] == expected, where, f"expected {expected}, got {answer[:2]}")
         elif caller == "key without the scope":
             findings.expect(
-                answer == (403, "insufficient_scope", row.scope), where, f"expected 403 insufficient_scope {row.scope}, got {answer}"
+                answer == (403, "insufficient_scope", row.scope),
+                where,
+                f"expected 403 insufficient_scope {row.scope}, got {answer}",
             )
         elif caller == "key of another workspace":
             _refusal_expected(findings, where, answer, row.unseen_other)
@@ -373,25 +477,19 @@ async def _nothing_changed(client: httpx.AsyncClient, victim: Victim) -> None:
     assert endpoint.json()["data"]["previousSecretExpiresAt"] is None  # never rotated
     app = (await client.get(f"/api/v1/connected-apps/{ids['app']}", headers=owner)).json()["data"]
     assert app["status"] == "registered"
-    items = (await client.get("/api/v1/work-items", params={"project_id": ids["project"]}, headers=owner)).json()["data"]
+    items = (await client.get("/api/v1/work-items", params={"project_id": ids["project"]}, headers=owner)).json()[
+        "data"
+    ]
     assert [i["id"] for i in items] == [ids["work_item"]]  # no intruder's work item
 
 
 # ---------------------------------------------------------------------------------------------- tests
 
 
-def _settings_for_discovery(settings: Settings) -> Settings:
-    return settings
-
-
 def test_every_route_field_and_tool_is_declared_in_the_matrix(settings: Settings) -> None:
-    import asyncio
-
     public = matrix.undeclared(matrix.rest_surface(create_app(settings)), matrix.REST)
     internal = matrix.undeclared(matrix.rest_surface(create_internal_app(settings)), matrix.INTERNAL)
     graphql = matrix.undeclared(matrix.graphql_surface(schema), matrix.GRAPHQL)
-    tools = {t.name for t in asyncio.run(build_mcp_server().list_tools())} if False else None
-    del tools
     assert public == ([], []), f"public routes (undeclared, stale): {public}"
     assert internal == ([], []), f"internal routes (undeclared, stale): {internal}"
     assert graphql == ([], []), f"GraphQL fields (undeclared, stale): {graphql}"
@@ -514,22 +612,19 @@ async def test_every_graphql_field_refuses_every_unauthorised_caller_and_shows_n
     await _nothing_changed(client, victim)
 
 
-async def test_graphql_over_websocket_reaches_no_data(api_url: str) -> None:
-    """The auth middleware guards HTTP only: GraphQL's WebSocket transport must not serve operations."""
-    import websockets
-
-    url = api_url.replace("http://", "ws://") + "/graphql"
-    try:
-        async with websockets.connect(url, subprotocols=["graphql-transport-ws"], open_timeout=10) as ws:  # type: ignore[list-item]
-            await ws.send(json.dumps({"type": "connection_init"}))
-            answer = json.loads(await ws.recv())
-            if answer.get("type") != "connection_ack":
-                return
-            await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": "{ projects { id name } }"}}))
-            reply = json.loads(await ws.recv())
-            assert reply.get("type") == "error" or "errors" in reply.get("payload", {}), reply
-    except websockets.exceptions.InvalidStatus as refused:
-        assert refused.response.status_code in (401, 403, 404)
+def test_graphql_over_websocket_is_refused_at_the_handshake() -> None:
+    """The auth middleware guards HTTP only, and no subscriptions exist: GraphQL's WebSocket transport takes no
+    protocol, so no operation ever runs over it (with or without a key)."""
+    app = Litestar(route_handlers=[GraphQLController])
+    with TestClient(app) as http:
+        for protocols in (["graphql-transport-ws"], ["graphql-ws"], []):
+            with (
+                pytest.raises(WebSocketDisconnect) as refused,
+                http.websocket_connect("/graphql", subprotocols=protocols) as ws,
+            ):
+                ws.send_json({"type": "connection_init"})
+                ws.receive_json()
+            assert refused.value.code == 4406  # "Subprotocol not acceptable": closed before any message is read
 
 
 # --------------------------------------------------------------------------------------------------- MCP
@@ -556,11 +651,17 @@ async def test_every_mcp_tool_refuses_every_unauthorised_caller_and_shows_nothin
         key = victim.keys[caller]
         for name in tools:
             arguments = matrix.MCP[name].args(victim.ids)
-            headers = {"Accept": "application/json, text/event-stream"} | ({"Authorization": f"Bearer {key}"} if key else {})
+            headers = {"Accept": "application/json, text/event-stream"} | (
+                {"Authorization": f"Bearer {key}"} if key else {}
+            )
             call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
             response = await client.post("/mcp/", json=call, headers=headers)
             where = f"MCP {name} [{caller}]"
-            findings.expect(_problem(response)[:2] == (401, "unauthenticated"), where, f"got {response.status_code} {response.text[:200]}")
+            findings.expect(
+                _problem(response)[:2] == (401, "unauthenticated"),
+                where,
+                f"got {response.status_code} {response.text[:200]}",
+            )
             findings.leaks(where, response.text, victim.secret_from_other, json.dumps(arguments))
     by_caller: dict[str, list[tuple[str, str]]] = {}
     for name in tools:
@@ -591,7 +692,3 @@ async def test_every_mcp_tool_refuses_every_unauthorised_caller_and_shows_nothin
                     findings.expect(code == outcome, where, f"expected {outcome}, got {code}: {text[:200]}")
     findings.assert_clean()
     await _nothing_changed(client, victim)
-
-
-def _unused() -> None:
-    time.monotonic()

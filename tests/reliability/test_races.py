@@ -46,7 +46,9 @@ async def clients(api_url: str, count: int = RACERS) -> AsyncIterator[list[httpx
         await asyncio.gather(*(c.aclose() for c in opened))
 
 
-async def race(api_url: str, call: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]]) -> list[httpx.Response]:
+async def race(
+    api_url: str, call: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]]
+) -> list[httpx.Response]:
     """Send RACERS calls at once, each on its own connection; every answer, in call order."""
     async with clients(api_url) as pool:
         return list(await asyncio.gather(*(call(c, n) for n, c in enumerate(pool))))
@@ -157,7 +159,14 @@ async def test_twenty_concurrent_acknowledges_bump_the_version_once_with_one_aud
 
     async def acknowledge(http: httpx.AsyncClient, n: int) -> httpx.Response:
         return await command(
-            http, people, people.bob, created["id"], "acknowledge", expected_version=2, reason=f"racer {n}", confirm=True
+            http,
+            people,
+            people.bob,
+            created["id"],
+            "acknowledge",
+            expected_version=2,
+            reason=f"racer {n}",
+            confirm=True,
         )
 
     answers = await race(api_url, acknowledge)
@@ -168,9 +177,9 @@ async def test_twenty_concurrent_acknowledges_bump_the_version_once_with_one_aud
     [winner] = [a.json()["data"] for a in answers if a.status_code == 200]
     assert (winner["status"], winner["version"]) == ("acknowledged", 3)
 
-    detail = (
-        await client.get(f"/api/v1/notifications/{created['id']}", headers=people.headers(people.bob))
-    ).json()["data"]
+    detail = (await client.get(f"/api/v1/notifications/{created['id']}", headers=people.headers(people.bob))).json()[
+        "data"
+    ]
     assert (detail["status"], detail["version"]) == ("acknowledged", 3)
     moves = [h for h in detail["history"] if h["to"] == "acknowledged"]
     assert len(detail["history"]) == 2 and len(moves) == 1, detail["history"]

@@ -67,6 +67,8 @@ class Mutation:
 
 schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[CodedErrors])
 
+# No subscriptions exist, and the auth middleware guards HTTP only: the WebSocket transport accepts no protocol,
+# so every WebSocket handshake at /graphql is refused before any operation runs.
 GraphQLController = make_graphql_controller(
-    schema, path="/graphql", context_getter=context_getter, graphql_ide="graphiql"
+    schema, path="/graphql", context_getter=context_getter, graphql_ide="graphiql", subscription_protocols=()
 )

@@ -75,7 +75,9 @@ async def test_a_provider_with_a_writing_role_contributes(workspace: Workspace, 
     assert await _stored_sources(workspace) == 1
 
 
-async def test_a_contribution_is_404_to_a_provider_that_cannot_see_its_project(workspace: Workspace, worker: Any) -> None:
+async def test_a_contribution_is_404_to_a_provider_that_cannot_see_its_project(
+    workspace: Workspace, worker: Any
+) -> None:
     provider = await register(workspace, "risk-radar")
     writer = await workspace.provider_key()
     made = await workspace.internal.post(
