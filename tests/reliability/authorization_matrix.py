@@ -7,7 +7,8 @@ gone from the app fails `test_every_route_field_and_tool_is_declared_in_the_matr
 ships without saying which scope it needs and which resource it reaches.
 
 Each declaration names:
-- `scope`: the scope a key must hold (None: any valid key; `PUBLIC`: no key at all).
+- `scope`: the scope a key must hold (None: any valid key; `PUBLIC`: no key at all; `TRANSPORT`: the
+  GraphQL or MCP endpoint, whose fields and tools are rows of their own).
 - the request that reaches a target resource of a victim workspace (path parameters, body, query or
   tool arguments, built from `Targets` ids by name), so refusals are checked on a real resource;
 - `unseen`: what a caller who may not see that resource gets: `NOT_FOUND` (404 `not_found`, never a
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PUBLIC = "public"
+# The endpoint of a transport whose every field or tool has its own row below (GRAPHQL, MCP).
+TRANSPORT = "transport"
 NOT_FOUND = "not_found"
 LISTED = "listed"
 PERMISSION_DENIED = "permission_denied"
@@ -124,10 +127,12 @@ REST: dict[str, Rest] = {
     "GET /api/v1/notification-actions/{token}": Rest(PUBLIC, params={"token": "forged"}),
     "POST /api/v1/notification-actions/{token}": Rest(PUBLIC, body=_none, params={"token": "forged"}),
     # GraphQL's own page and endpoint: every field is in GRAPHQL below.
-    "GET /graphql": Rest(PUBLIC, why="GraphiQL page; its queries are checked field by field"),
-    "POST /graphql": Rest(PUBLIC, body=_none, why="checked field by field in GRAPHQL"),
-    "* /mcp": Rest(PUBLIC, why="checked tool by tool in MCP"),
-    "WEBSOCKET /graphql": Rest(PUBLIC, why="checked in test_graphql_over_websocket_reaches_no_data"),
+    "GET /graphql": Rest(TRANSPORT, why="the GraphiQL page; queries are checked field by field in GRAPHQL"),
+    "POST /graphql": Rest(TRANSPORT, why="checked field by field in GRAPHQL"),
+    "* /mcp": Rest(TRANSPORT, why="checked tool by tool in MCP"),
+    "WEBSOCKET /graphql": Rest(
+        TRANSPORT, why="refuses every handshake: test_graphql_over_websocket_is_refused_at_the_handshake"
+    ),
     # Work items and projects.
     "GET /api/v1/projects": Rest(WI_READ, unseen_other=LISTED),
     "GET /api/v1/work-items": Rest(WI_READ, query=lambda ids: {"project_id": ids["project"]}, unseen_other=LISTED),

@@ -49,6 +49,7 @@ class Victim:
 
     ids: dict[str, str]
     owner: str  # an admin key of the victim workspace, to check afterwards that nothing changed
+    recipient: str  # the key of the notification's owner (a participant of the thread)
     keys: dict[str, str | None]  # caller name → key (None: no Authorization header)
     internal_keys: dict[str, str | None]
     # Strings of the victim that each kind of caller must never see (ids, titles, unique words).
@@ -322,6 +323,7 @@ async def victim(
         yield Victim(
             ids=ids,
             owner=owner,
+            recipient=bob,
             keys={
                 "no key": None,
                 "revoked key": revoked.key,
@@ -419,6 +421,8 @@ async def _run_rest(
 ) -> None:
     method, path, query, body = _request(route, row, victim.ids)
     request_text = path + json.dumps(query) + json.dumps(body)
+    if row.scope == matrix.TRANSPORT:
+        return
     if row.scope == matrix.PUBLIC:
         if route.startswith(("GET /health", "GET /schema")):
             response = await _send(http, None, method, path, query, body)
