@@ -266,7 +266,7 @@ INTERNAL: dict[str, Rest] = {
     "POST /internal/v1/context-engine/providers": Rest(
         CONTRIBUTE,
         body=lambda ids: {
-            "name": ids["provider_name"],
+            "name": f"intruder-{_key()[:8]}",
             "classification": "delivery",
             "capabilities": ["risks"],
             "authority": "advisory",
