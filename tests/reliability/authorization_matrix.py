@@ -17,6 +17,10 @@ Each declaration names:
   `unseen_other` applies to a key of another workspace, `unseen_invisible` to a principal of the same
   workspace without visibility (not a member of the target's project, not the notification's owner,
   not a participant, not the endpoint's creator, not an admin).
+
+Out of the matrix, with the reason: Litestar's automatic `OPTIONS` answers (no handler, no data), and MCP
+over stdio (`groundwork mcp`), which runs as the one key in `GROUNDWORK_API_KEY` on the user's machine
+with the same tools and the same scope check, and listens on no network.
 """
 
 from __future__ import annotations
