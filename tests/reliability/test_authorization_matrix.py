@@ -56,7 +56,6 @@ class Victim:
     secret_from_other: set[str] = field(default_factory=set)
     secret_from_invisible: set[str] = field(default_factory=set)
     scopeless: dict[str, str] = field(default_factory=dict)
-    slug: str = ""
 
     def without_scope(self, scope: str) -> str:
         return self.scopeless[scope]
@@ -334,7 +333,6 @@ async def victim(
             secret_from_other=everything | workspace_level | {a.id},
             secret_from_invisible=everything,
             scopeless=scopeless,
-            slug=a.slug,
         )
 
 
