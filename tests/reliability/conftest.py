@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from tests.integration.enhancement.conftest import work_item
 from tests.integration.notifications.conftest import notify, people
-from tests.integration.webhooks.conftest import receivers, relay, webhook_settings
+from tests.integration.webhooks.conftest import receivers
 
-__all__ = ["notify", "people", "receivers", "relay", "webhook_settings", "work_item"]
+__all__ = ["notify", "people", "receivers", "work_item"]

@@ -24,6 +24,28 @@ async def _apply(
     )
 
 
+async def test_two_concurrent_applies_with_one_version_exactly_one_wins(
+    api_url: str, client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    run = (await create_run(client, workspace, key, work_item["id"], ["description", "requirements"])).json()["data"]
+    by_field = {d["field"]: d["id"] for d in run["drafts"]}
+    async with (
+        httpx.AsyncClient(base_url=api_url, timeout=30) as a,
+        httpx.AsyncClient(base_url=api_url, timeout=30) as b,
+    ):
+        first, second = await asyncio.gather(
+            _apply(a, workspace, key, run["id"], [by_field["description"]], work_item["version"]),
+            _apply(b, workspace, key, run["id"], [by_field["requirements"]], work_item["version"]),
+        )
+    assert sorted([first.status_code, second.status_code]) == [200, 409]
+    loser = first if first.status_code == 409 else second
+    assert loser.json()["code"] == "target_version_mismatch"
+    item = (await client.get(f"/api/v1/work-items/{work_item['id']}", headers=workspace.headers(key))).json()["data"]
+    changed = [f for f in ("description", "requirements") if item["fields"][f] != work_item["fields"][f]]
+    assert len(changed) == 1
+
+
 async def test_replayed_create_returns_the_same_run_and_starts_no_second_workflow(
     client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any, temporal_client: Any
 ) -> None:
