@@ -53,7 +53,7 @@ from groundwork.persistence.repositories import outbox
 from groundwork.search.generations import IndexBusy
 from groundwork.search.package_index import package_index
 from groundwork.services.package_indexing import catch_up_package_index
-from groundwork.services.project_access import CONTEXT_WRITE, require_project_permission
+from groundwork.services.project_access import CONTEXT_WRITE, can_see_project, require_project_permission
 from groundwork.services.temporal import TemporalConnection
 from groundwork.workflows.context_engine import (
     ApplyOutcome,
@@ -535,8 +535,10 @@ async def contribute(
 
 
 async def get_contribution(principal: Principal, contribution_id_: str) -> dict[str, Any]:
-    """A contribution of the caller's workspace, with its state and decision."""
+    """A contribution to a project the caller sees, with its state and decision (else 404, as if absent)."""
     row = await repo.get_contribution(contribution_id_) if contribution_id_.startswith("ctxc_") else None
     if row is None or row["workspace_id"] != principal.workspace_id:
+        raise NotFound("No such contribution.")
+    if not await can_see_project(principal, row["project_id"]):
         raise NotFound("No such contribution.")
     return row

@@ -10,6 +10,12 @@ from groundwork.persistence.repositories import tenancy
 CONTEXT_WRITE = "context:write"
 
 
+async def can_see_project(principal: Principal, project_id: str) -> bool:
+    """Whether the caller sees the project (a workspace admin, or a member whose role grants `project:read`)."""
+    permissions = await tenancy.project_permissions(principal, project_id)
+    return bool(permissions) and "project:read" in (permissions or set())
+
+
 async def require_project_permission(principal: Principal, project_id: str, permission: str, what: str) -> None:
     """Refuse unless the caller holds `permission` on the project: 404 when it cannot see the project
     (absent, another workspace, no role there), 403 `permission_denied` when its role does not allow `what`."""

@@ -1,5 +1,6 @@
-"""One whole stack of real processes for the reliability tests (their own PostgreSQL and Temporal: stopping
-them breaks no other test). Each test leaves it whole again; `healthy_stack` checks that before each test."""
+"""Fixtures of the reliability suite: one whole stack of real processes for the fault tests (their own
+PostgreSQL and Temporal: stopping them breaks no other test; each test leaves it whole again), and the
+integration suites' fixtures that the race and matrix tests extend."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.enhancement.conftest import work_item
+from tests.integration.notifications.conftest import notify, people
+from tests.integration.webhooks.conftest import receivers
 from tests.reliability.processes import OwnStack
+
+__all__ = ["notify", "people", "receivers", "work_item"]
 
 # Compressed for tests: six attempts within about 12 s, the same order and ratios as the standard schedule.
 WEBHOOK_SCHEDULE = "0,0.5,1,2,3,5"

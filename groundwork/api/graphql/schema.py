@@ -78,8 +78,14 @@ GRAPHQL_PATH = "/graphql"
 _GRAPHIQL_PAGE = graphiql_page(GRAPHQL_PATH)
 
 
+# No subscriptions exist, and the auth middleware guards HTTP only: the WebSocket transport accepts no protocol,
+# so every WebSocket handshake at /graphql is refused before any operation runs.
 _StrawberryController: Any = make_graphql_controller(
-    schema, path=GRAPHQL_PATH, context_getter=context_getter, graphql_ide="graphiql"
+    schema,
+    path=GRAPHQL_PATH,
+    context_getter=context_getter,
+    graphql_ide="graphiql",
+    subscription_protocols=(),
 )
 # What a request Strawberry cannot take at all (no query, a body that is not JSON, `variables` that are not
 # an object, a mutation over GET) answers: the status Strawberry chose, the error's code.

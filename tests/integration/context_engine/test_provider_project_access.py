@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from groundwork.persistence import db
+from groundwork.persistence.repositories import tenancy
 from tests.conftest import Workspace, idem
 from tests.integration.context_engine.helpers import body, context_events, register
 
@@ -72,3 +73,27 @@ async def test_a_provider_with_a_writing_role_contributes(workspace: Workspace, 
     )
     assert response.status_code == 201, response.text
     assert await _stored_sources(workspace) == 1
+
+
+async def test_a_contribution_is_404_to_a_provider_that_cannot_see_its_project(
+    workspace: Workspace, worker: Any
+) -> None:
+    provider = await register(workspace, "risk-radar")
+    writer = await workspace.provider_key()
+    made = await workspace.internal.post(
+        CONTRIBUTION,
+        params={"wait": 30},
+        json=body(provider, workspace.projects["ALPHA"], "Vendor risk", "The vendor may slip."),
+        headers=workspace.headers(writer, **idem()),
+    )
+    assert made.status_code == 201, made.text
+    contribution_id = made.json()["data"]["id"]
+    outsider = await workspace.provider_key("outsider", role=None)  # no role on any project
+    beta_only = await workspace.provider_key("beta-bot", role=None)
+    await tenancy.add_membership(workspace.principals["beta-bot"], workspace.projects["BETA"], "lead")
+    for key in (outsider, beta_only):
+        response = await workspace.internal.get(f"{CONTRIBUTION}/{contribution_id}", headers=workspace.headers(key))
+        assert response.status_code == 404 and response.json()["code"] == "not_found", response.text
+        assert "Vendor risk" not in response.text and "slip" not in response.text
+    seen = await workspace.internal.get(f"{CONTRIBUTION}/{contribution_id}", headers=workspace.headers(writer))
+    assert seen.status_code == 200 and seen.json()["data"]["contribution"]["term"] == "Vendor risk"

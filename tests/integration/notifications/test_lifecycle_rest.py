@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -150,28 +149,6 @@ async def test_a_replayed_acknowledge_answers_the_same_body_and_bumps_nothing(
     detail = await _detail(client, people, created["id"])
     assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
     assert [e["type"] for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
-
-
-async def test_concurrent_acknowledges_exactly_one_wins_with_one_version_bump(
-    api_url: str, client: httpx.AsyncClient, people: People, notify: Notify
-) -> None:
-    created = await notify()
-    assert (await command(client, people, people.bob, created["id"], "read", expected_version=1)).status_code == 200
-    clients = [httpx.AsyncClient(base_url=api_url, timeout=30) for _ in range(5)]
-    try:
-        answers = await asyncio.gather(
-            *(
-                command(c, people, people.bob, created["id"], "acknowledge", expected_version=2, confirm=True)
-                for c in clients
-            )
-        )
-    finally:
-        for c in clients:
-            await c.aclose()
-    assert sorted(a.status_code for a in answers) == [200, 409, 409, 409, 409]
-    assert {a.json()["code"] for a in answers if a.status_code == 409} == {"version_conflict"}
-    detail = await _detail(client, people, created["id"])
-    assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
 
 
 async def test_list_is_newest_first_with_filters_keyset_pages_and_unread_count(
