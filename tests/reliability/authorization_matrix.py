@@ -122,10 +122,14 @@ REST: dict[str, Rest] = {
     "GET /health/ready": Rest(PUBLIC),
     "GET /schema": Rest(PUBLIC),
     "GET /schema/openapi.json": Rest(PUBLIC),
-    "GET /schema/scalar": Rest(PUBLIC),
     "GET /schema/swagger": Rest(PUBLIC),
     "GET /schema/oauth2-redirect.html": Rest(PUBLIC),
     "GET /schema/{path}": Rest(PUBLIC, params={"path": "openapi.json"}),
+    # Prometheus text: process-wide counts by route template and status, never an id, key or body
+    # (DESIGN "Observability"); the leak check below proves none of the victim's data is in it.
+    "GET /metrics": Rest(PUBLIC),
+    # The browser pages' assets, served from installed packages: no key, no data.
+    "GET /static/{bundle}/{name}": Rest(PUBLIC, params={"bundle": "swagger-ui", "name": "swagger-ui.css"}),
     # The signed, single-use action link authorises itself (the token is the credential): a forged token
     # is 404 and shows nothing (tests/integration/notifications/test_channels.py covers real links).
     "GET /api/v1/notification-actions/{token}": Rest(PUBLIC, params={"token": "forged"}),
@@ -263,10 +267,11 @@ INTERNAL: dict[str, Rest] = {
     "GET /health/ready": Rest(PUBLIC),
     "GET /schema": Rest(PUBLIC),
     "GET /schema/openapi.json": Rest(PUBLIC),
-    "GET /schema/scalar": Rest(PUBLIC),
     "GET /schema/swagger": Rest(PUBLIC),
     "GET /schema/oauth2-redirect.html": Rest(PUBLIC),
     "GET /schema/{path}": Rest(PUBLIC, params={"path": "openapi.json"}),
+    # The browser pages' assets, served from installed packages: no key, no data.
+    "GET /static/{bundle}/{name}": Rest(PUBLIC, params={"bundle": "swagger-ui", "name": "swagger-ui.css"}),
     "POST /internal/v1/context-engine/providers": Rest(
         CONTRIBUTE,
         body=lambda ids: {
