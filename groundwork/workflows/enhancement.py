@@ -259,6 +259,8 @@ class EnhancementRunWorkflow:
                 result_type=PreparedRun,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=PREPARE_RETRY,
+                # Longer backoffs wait on a timer, so a worker asked to stop is not held by the retries.
+                local_retry_threshold=timedelta(seconds=2),
             )
         except ActivityError as error:
             code, message = failure_of(error)

@@ -26,6 +26,10 @@ _ATTEMPT_RETRY = RetryPolicy(
 # Attempts run as local activities (in the workflow's own task: no activity task round trip through the
 # server, about half its work per delivery); runs started before this change replay with regular ones.
 LOCAL_ATTEMPTS_PATCH = "attempts-as-local-activities"
+# Retries of an attempt that cannot start (PostgreSQL down, no key opens the secret) wait on a workflow
+# timer once their backoff passes this: a local retry holds the workflow task open, and a worker asked
+# to stop waits for every open one, so with the SDK's default (one minute) shutdown never finished.
+LOCAL_RETRY_THRESHOLD = timedelta(seconds=2)
 
 
 # The workflow's input and output, and its activity's: the workflow calls the activity by name.
@@ -123,6 +127,7 @@ class WebhookDeliveryWorkflow:
                     result_type=AttemptResult,
                     start_to_close_timeout=timeout,
                     retry_policy=_ATTEMPT_RETRY,
+                    local_retry_threshold=LOCAL_RETRY_THRESHOLD,
                 )
             else:
                 result = await workflow.execute_activity(

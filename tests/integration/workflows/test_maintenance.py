@@ -141,6 +141,11 @@ async def test_webhook_history_is_purged_after_its_windows_and_nothing_still_nee
         [old_delivery, kept_delivery, retrying_delivery],
     )
     assert {a["delivery_id"] for a in attempts} == {kept_delivery, retrying_delivery}
+    # The seeded "retrying" delivery has no workflow and its endpoint a placeholder secret: a later test's
+    # relay would adopt it and retry it for the rest of the session.
+    await db.execute("DELETE FROM webhook_delivery_attempts WHERE delivery_id = ANY($1::text[])", list(deliveries))
+    await db.execute("DELETE FROM webhook_deliveries WHERE endpoint_id = $1", endpoint["id"])
+    await db.execute("DELETE FROM webhook_endpoints WHERE id = $1", endpoint["id"])
 
 
 async def test_the_webhook_history_purge_runs_hourly_on_a_schedule(temporal_client: Any, settings: Any) -> None:
