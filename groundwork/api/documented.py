@@ -13,6 +13,9 @@ import msgspec
 
 # At least one character that is not whitespace: what "non-empty" means for names and texts.
 NOT_BLANK = r"\S"
+# An absolute http(s) URL: a DNS name or address, no credentials, no fragment, no whitespace (the services
+# also resolve the host and refuse private addresses).
+HTTP_URL = r"^https?://[A-Za-z0-9.-]+(:[1-9][0-9]{0,4})?(/[^\s#@]*)?$"
 
 
 def documented(**schema: Any) -> msgspec.Meta:

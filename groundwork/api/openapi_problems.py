@@ -40,8 +40,25 @@ from groundwork.api.errors import PROBLEM_JSON
 from groundwork.domain.idempotency import MAX_KEY_LENGTH
 
 PROBLEM = "Problem"
+# A body Struct names here the fields its service requires while the type keeps them optional (so a
+# missing one is the service's coded 422 naming the field, alike on every transport).
+DOCUMENTED_REQUIRED = "__documented_required__"
 # Visible ASCII: what every HTTP stack carries unchanged (the API takes any printable text).
 IDEMPOTENCY_KEY_PATTERN = r"^[!-~]+$"
+# What a nullable field states beside its `oneOf` and belongs to its non-null arm.
+_CONSTRAINTS = (
+    "minimum",
+    "maximum",
+    "enum",
+    "pattern",
+    "format",
+    "min_length",
+    "max_length",
+    "min_items",
+    "max_items",
+    "items",
+    "description",
+)
 # Methods that change a resource in place (a state-changing POST is declared `idempotent`).
 _CHANGES = frozenset({"PUT", "PATCH", "DELETE"})
 
@@ -151,19 +168,27 @@ def _problem_response(status: int) -> OpenAPIResponse:
 
 def _query_value(parameter: Parameter) -> None:
     """A query string carries no null (an absent parameter is the default) and no empty value (refused)."""
-    schema = parameter.schema
-    if not isinstance(schema, Schema) or not schema.one_of:
+    arm = _without_null(parameter.schema)
+    if not isinstance(arm, Schema):
         return
-    arms = [arm for arm in schema.one_of if not (isinstance(arm, Schema) and arm.type == OpenAPIType.NULL)]
-    if len(arms) != 1 or not isinstance(arms[0], Schema):
-        return
-    arm = arms[0]
-    for name in ("minimum", "maximum", "enum", "pattern", "format", "min_length", "max_length", "description"):
-        if getattr(schema, name, None) is not None and getattr(arm, name, None) is None:
-            setattr(arm, name, getattr(schema, name))
     if arm.type == OpenAPIType.STRING and arm.min_length is None and not arm.enum:
         arm.min_length = 1
     parameter.schema = arm
+
+
+def _without_null(schema: Any) -> Schema | Reference | None:
+    """The one non-null arm of a nullable `oneOf`, with the constraints stated beside the `oneOf`; else None."""
+    if not isinstance(schema, Schema) or not schema.one_of:
+        return None
+    arms = [arm for arm in schema.one_of if not (isinstance(arm, Schema) and arm.type == OpenAPIType.NULL)]
+    if len(arms) != 1 or not isinstance(arms[0], Schema | Reference):
+        return None
+    arm = arms[0]
+    if isinstance(arm, Schema):
+        for name in _CONSTRAINTS:
+            if getattr(schema, name, None) is not None and getattr(arm, name, None) is None:
+                setattr(arm, name, getattr(schema, name))
+    return arm
 
 
 def _operations(app: Litestar) -> Iterable[tuple[str, str, HTTPRouteHandler]]:
@@ -196,7 +221,8 @@ def _structs(info: Any, found: dict[str, Any]) -> None:
 
 
 def _close_bodies(app: Litestar, schemas: dict[str, Any]) -> None:
-    """A body Struct that refuses unknown fields (400 `invalid_request`) says `additionalProperties: false`."""
+    """A body Struct that refuses unknown fields (400 `invalid_request`) says `additionalProperties: false`;
+    the fields its service requires (`DOCUMENTED_REQUIRED`) are `required`."""
     found: dict[str, Any] = {}
     for _, _, handler in _operations(app):
         data = handler.parsed_fn_signature.parameters.get("data")
@@ -204,8 +230,24 @@ def _close_bodies(app: Litestar, schemas: dict[str, Any]) -> None:
             _structs(msgspec.inspect.type_info(data.annotation), found)
     for name, info in found.items():
         schema = schemas.get(name)
-        if isinstance(schema, Schema) and info.forbid_unknown_fields:
+        if not isinstance(schema, Schema):
+            continue
+        if info.forbid_unknown_fields:
             schema.additional_properties = False
+        if required := getattr(info.cls, DOCUMENTED_REQUIRED, ()):
+            schema.required = sorted({*(schema.required or ()), *required})
+            # A required field takes no null either (the service refuses it like an absent one).
+            for name in required:
+                if (arm := _without_null((schema.properties or {}).get(name))) is not None:
+                    schema.properties = {**(schema.properties or {}), name: arm}
+
+
+def _required_query(operation: Operation, names: dict[str, Schema]) -> None:
+    """Query parameters the handler reads itself (Litestar reserves `query`), documented as required."""
+    parameters = [p for p in operation.parameters or [] if getattr(p, "name", "") not in names]
+    for name, schema in names.items():
+        parameters.append(Parameter(name=name, param_in="query", required=True, schema=schema))
+    operation.parameters = parameters
 
 
 def document_problems(app: Litestar) -> OpenAPI:
@@ -228,6 +270,8 @@ def document_problems(app: Litestar) -> OpenAPI:
         for parameter in operation.parameters or []:
             if isinstance(parameter, Parameter) and parameter.param_in == "query":
                 _query_value(parameter)
+        if required_query := opt.get("required_query"):
+            _required_query(operation, required_query)
         if opt.get("idempotent") and method == "POST":
             parameters = [p for p in operation.parameters or [] if getattr(p, "name", "") != "Idempotency-Key"]
             operation.parameters = [*parameters, idempotency_key_parameter()]
@@ -243,4 +287,10 @@ def document_problems(app: Litestar) -> OpenAPI:
     return document
 
 
-__all__ = ["answered_statuses", "document_problems", "idempotency_key_parameter", "problem_schema"]
+__all__ = [
+    "DOCUMENTED_REQUIRED",
+    "answered_statuses",
+    "document_problems",
+    "idempotency_key_parameter",
+    "problem_schema",
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, get, post
@@ -11,6 +11,7 @@ from litestar.params import Parameter
 from groundwork.api.documented import documented, text
 from groundwork.api.notification_resources import app_resource
 from groundwork.domain.connected_apps import (
+    AUTHORITY_FIELDS,
     CONFLICT_BEHAVIOURS,
     DIRECTIONS,
     KINDS,
@@ -32,10 +33,11 @@ MANAGE_WRITE = {"scope": SCOPE_MANAGE, "idempotent": True}
 
 
 class RegisterAppBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("name", "kind", "direction", "provenance")
     name: Name | None = None
     kind: Kind | None = None
     direction: Direction | None = None
-    field_authority: list[str] = []
+    field_authority: Annotated[list[str], documented(items={"type": "string", "enum": list(AUTHORITY_FIELDS)})] = []
     provenance: Provenance | None = None
     conflict: Annotated[str, msgspec.Meta(extra_json_schema={"extra": {"enum": list(CONFLICT_BEHAVIOURS)}})] | None = (
         None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, post
+from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import Parameter
 
 from groundwork.api.context_resources import (
@@ -16,17 +17,25 @@ from groundwork.api.context_resources import (
     provider_resource,
     search_resource,
 )
+from groundwork.api.documented import text
 from groundwork.api.rest.context_search import SubjectRefBody
 from groundwork.domain.context_engine.model import CONTRIBUTION_TYPES, PACKAGE_STATUSES
+from groundwork.domain.corpus import MAX_QUERY_CHARS
 from groundwork.domain.errors import FieldError, InvalidRequest
+from groundwork.domain.pagination import MAX_LIMIT
 from groundwork.domain.principals import Principal
 from groundwork.services import context_engine as service
 
 READ = {"scope": "context-engine:read"}
 
 
+# `query` is read from the request (Litestar reserves the name), so its schema is added to the document:
+# a query needs at least one searchable word.
+SEARCH_QUERY_SCHEMA = Schema(type=OpenAPIType.STRING, min_length=1, max_length=MAX_QUERY_CHARS, pattern="[A-Za-z0-9]")
+
+
 class ContextQueryBody(msgspec.Struct, forbid_unknown_fields=True):
-    question: str
+    question: Annotated[str, text(service.MAX_QUESTION_CHARS)]
     project_id: str | None = None
     subject_ref: SubjectRefBody | None = None
 
@@ -71,7 +80,7 @@ class ContextEngineController(Controller):
 
     @get(
         "/search",
-        opt=READ,
+        opt={**READ, "required_query": {"query": SEARCH_QUERY_SCHEMA}},
         summary="Search packages: BM25 over term and summary, keyset pages",
         description=(
             '`query` (required): the query language of evidence search (words, "phrases", +required, -excluded). '
@@ -84,7 +93,7 @@ class ContextEngineController(Controller):
         request: Request[Principal, Any, Any],
         project_id: str | None = None,
         engagement_id: str | None = None,
-        limit: int | None = None,
+        limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
     ) -> dict[str, Any]:
         # `query` is a name Litestar reserves for the whole query string, so it is read here.
@@ -112,7 +121,7 @@ class ContextEngineController(Controller):
         engagement_id: str | None = None,
         status: str | None = Parameter(default=None, schema_extra={"enum": list(PACKAGE_STATUSES)}),
         contribution_type: str | None = Parameter(default=None, schema_extra={"enum": list(CONTRIBUTION_TYPES)}),
-        limit: int | None = None,
+        limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
     ) -> dict[str, Any]:
         packages, page = await service.list_packages(
@@ -126,7 +135,7 @@ class ContextEngineController(Controller):
         self,
         request: Request[Principal, Any, Any],
         package_id: str,
-        limit: int | None = None,
+        limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
     ) -> dict[str, Any]:
         items, page = await service.package_evidence(request.user, package_id, limit=limit, cursor=cursor)
@@ -138,7 +147,7 @@ class ContextEngineController(Controller):
         request: Request[Principal, Any, Any],
         project_id: str | None = None,
         engagement_id: str | None = None,
-        limit: int | None = None,
+        limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
     ) -> dict[str, Any]:
         providers, page = await service.list_providers(

@@ -8,26 +8,32 @@ import msgspec
 from litestar import Controller, Request, post
 
 from groundwork.api.corpus_resources import search_answer
-from groundwork.api.documented import documented
-from groundwork.domain.corpus import SUBJECT_TYPES
+from groundwork.api.documented import NOT_BLANK, documented
+from groundwork.domain.corpus import MAX_QUERY_CHARS, SOURCE_KINDS, SUBJECT_TYPES
+from groundwork.domain.pagination import MAX_LIMIT
 from groundwork.domain.principals import Principal
 from groundwork.services import corpus_search
 
 READ = {"scope": "context-engine:read"}
 
 
+# An id: not blank (the services refuse blank ids and NUL before looking anything up).
+Id = Annotated[str, documented(minLength=1, pattern=NOT_BLANK)]
+
+
 class SubjectRefBody(msgspec.Struct, forbid_unknown_fields=True):
     type: Annotated[str, documented(enum=list(SUBJECT_TYPES))]
-    id: str
+    id: Id
 
 
 class ContextSearchBody(msgspec.Struct, forbid_unknown_fields=True):
     subject_ref: SubjectRefBody
-    query: str
-    limit: int | None = None
+    # At least one searchable word (letters or digits); the query language is in the description.
+    query: Annotated[str, documented(minLength=1, maxLength=MAX_QUERY_CHARS, pattern="[A-Za-z0-9]")]
+    limit: Annotated[int, documented(minimum=1, maximum=MAX_LIMIT)] | None = None
     cursor: str | None = None
-    source_id: str | None = None
-    kind: str | None = None
+    source_id: Id | None = None
+    kind: Annotated[str, documented(enum=list(SOURCE_KINDS))] | None = None
 
 
 class ContextSearchController(Controller):

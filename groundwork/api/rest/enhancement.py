@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
@@ -50,31 +50,36 @@ Actions = Annotated[
     documented(items={"type": "string", "enum": list(ACTIONS)}, minItems=1, maxItems=MAX_ACTIONS, uniqueItems=True),
 ]
 TargetType = Annotated[str, documented(enum=["work_item"])]
-DraftIds = Annotated[list[str], documented(minItems=1, maxItems=50)]
+DraftIds = Annotated[list[str], documented(minItems=1, maxItems=50, uniqueItems=True)]
+# Create, action and apply change nothing unless `confirm` is exactly true (422 `confirmation_required`).
+Confirm = Annotated[bool, documented(enum=[True])]
 
 
 class Target(msgspec.Struct, forbid_unknown_fields=True):
     type: TargetType
-    id: str
+    id: Annotated[str, documented(minLength=1)]
 
 
 class CreateRunBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("confirm",)
     target: Target
     actions: Actions
     instructions: Instructions | None = None
-    confirm: bool | None = None
+    confirm: Confirm | None = None
 
 
 class RunActionBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("confirm",)
     action: Action
     instructions: Instructions | None = None
-    confirm: bool | None = None
+    confirm: Confirm | None = None
 
 
 class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("expected_target_version", "confirm")
     draft_ids: DraftIds
-    expected_target_version: str | None = None
-    confirm: bool | None = None
+    expected_target_version: Annotated[str, documented(format="date-time")] | None = None
+    confirm: Confirm | None = None
 
 
 def _answer(view: service.RunView, finished: bool, created: bool) -> Response[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, get, post
@@ -25,6 +25,7 @@ class SubjectRef(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class CreateThreadBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("title", "participant_ids", "body")
     title: Annotated[str, text(MAX_TITLE)] | None = None
     participant_ids: Annotated[list[str], documented(minItems=1)] | None = None
     subject_ref: SubjectRef | None = None
@@ -32,6 +33,7 @@ class CreateThreadBody(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class PostMessageBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("body",)
     body: Annotated[str, text(MAX_BODY)] | None = None
 
 

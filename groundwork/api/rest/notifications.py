@@ -5,16 +5,26 @@ Contract v0.2 (preview). Every read is self-scoped: another principal's notifica
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, get, post, put
-from litestar.params import Parameter
+from litestar.params import Body, Parameter
 
-from groundwork.api.documented import documented
+from groundwork.api.documented import HTTP_URL, documented
 from groundwork.api.notification_resources import notification_detail, notification_resource
-from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE, SOURCE_KINDS, STATUSES
+from groundwork.domain.notification_preferences import CHANNELS, DIGESTS, MAX_ADDRESS
+from groundwork.domain.notifications import (
+    MAX_EXPECTED_VERSION,
+    NOTIFYING_EVENT_TYPES,
+    SCOPE_OPERATE,
+    SCOPE_READ,
+    SCOPE_WRITE,
+    SOURCE_KINDS,
+    STATUSES,
+)
 from groundwork.domain.principals import Principal
+from groundwork.domain.webhooks import MAX_URL_LENGTH
 from groundwork.services import notification_preferences as preferences
 from groundwork.services import notifications as service
 from groundwork.services.notification_summary import summary
@@ -24,8 +34,42 @@ READ = {"scope": SCOPE_READ}
 OPERATE = {"scope": SCOPE_OPERATE, "idempotent": True}
 
 
+def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+# The preferences document PUT replaces (validated by the service, which names every wrong path).
+PREFERENCES_SCHEMA: dict[str, Any] = {
+    "properties": {
+        "channels": _closed(
+            {
+                "in_app": _closed({"enabled": {"type": "boolean", "enum": [True]}}),
+                "email": _closed(
+                    {
+                        "enabled": {"type": "boolean", "description": "needs `address`"},
+                        "address": {"type": ["string", "null"], "format": "email", "maxLength": MAX_ADDRESS},
+                        "digest": {"type": "string", "enum": list(DIGESTS)},
+                    }
+                ),
+                "chat": _closed(
+                    {
+                        "enabled": {"type": "boolean", "description": "needs `webhook_url`"},
+                        "webhook_url": {"type": ["string", "null"], "pattern": HTTP_URL, "maxLength": MAX_URL_LENGTH},
+                    }
+                ),
+            }
+        ),
+        "events": _closed(
+            {name: _closed({c: {"type": "boolean"} for c in CHANNELS}) for name in NOTIFYING_EVENT_TYPES}
+        ),
+    },
+    "additionalProperties": False,
+}
+
+
 class CommandBody(msgspec.Struct, forbid_unknown_fields=True):
-    expected_version: Annotated[int, documented(minimum=1)] | None = None
+    __documented_required__: ClassVar[tuple[str, ...]] = ("expected_version",)
+    expected_version: Annotated[int, documented(minimum=1, maximum=MAX_EXPECTED_VERSION)] | None = None
     reason: str | None = None
     confirm: bool | None = None
 
@@ -89,7 +133,11 @@ class NotificationController(Controller):
         summary="Replace the caller's channel and delivery preferences",
         description=PREVIEW + "In-app notifications cannot be turned off.",
     )
-    async def put_preferences(self, request: Request[Principal, Any, Any], data: dict[str, Any]) -> dict[str, Any]:
+    async def put_preferences(
+        self,
+        request: Request[Principal, Any, Any],
+        data: Annotated[dict[str, Any], Body(schema_extra=PREFERENCES_SCHEMA)],
+    ) -> dict[str, Any]:
         return {"data": (await preferences.put_preferences(request.user, data)).document()}
 
     @post(

@@ -8,10 +8,17 @@ import msgspec
 from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 
-from groundwork.api.documented import documented
+from groundwork.api.documented import HTTP_URL, documented
 from groundwork.domain.principals import Principal
 from groundwork.domain.times import timestamp
-from groundwork.domain.webhooks import DELIVERY_STATUSES, EVENT_TYPES, MAX_EVENT_TYPES, SERVICE_PREFIXES
+from groundwork.domain.webhooks import (
+    DELIVERY_STATUSES,
+    EVENT_TYPES,
+    MAX_EVENT_TYPES,
+    MAX_URL_LENGTH,
+    SERVICE_PREFIXES,
+    TEST_EVENT,
+)
 from groundwork.services import webhooks as service
 
 MANAGE = {"scope": "webhooks:manage"}
@@ -21,10 +28,14 @@ ISSUE_SECRET = {**MANAGE_WRITE, "sealed_answer": True}
 
 
 # Exact event types, or a service's wildcard (`work_item_enhancement.*`); checked by the service (422).
+EndpointUrl = Annotated[str, documented(pattern=HTTP_URL, maxLength=MAX_URL_LENGTH)]
 EventTypes = Annotated[
     list[str],
     documented(
-        items={"type": "string", "enum": [*sorted(EVENT_TYPES), *(f"{p}.*" for p in SERVICE_PREFIXES)]},
+        items={
+            "type": "string",
+            "enum": [*sorted(set(EVENT_TYPES) - {TEST_EVENT}), *(f"{p}.*" for p in SERVICE_PREFIXES)],
+        },
         minItems=1,
         maxItems=MAX_EVENT_TYPES,
     ),
@@ -32,13 +43,13 @@ EventTypes = Annotated[
 
 
 class CreateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
-    url: str
+    url: EndpointUrl
     event_types: EventTypes
     description: str = ""
 
 
 class UpdateEndpointBody(msgspec.Struct, forbid_unknown_fields=True):
-    url: str | msgspec.UnsetType = msgspec.UNSET
+    url: EndpointUrl | msgspec.UnsetType = msgspec.UNSET
     event_types: EventTypes | msgspec.UnsetType = msgspec.UNSET
     description: str | msgspec.UnsetType = msgspec.UNSET
     enabled: bool | msgspec.UnsetType = msgspec.UNSET

@@ -11,7 +11,7 @@ from litestar.params import Parameter
 from groundwork.api.documented import documented, text
 from groundwork.api.resources import change_resource, project_resource, work_item_resource
 from groundwork.domain.principals import Principal
-from groundwork.domain.work_items import FIELD_NAMES, MAX_TITLE, STATUSES
+from groundwork.domain.work_items import FIELD_NAMES, MAX_ESTIMATE, MAX_TEXT_FIELD, MAX_TITLE, NUMBER_FIELDS, STATUSES
 from groundwork.services import work_items as service
 
 READ = {"scope": "work-items:read"}
@@ -19,7 +19,19 @@ WRITE = {"scope": "work-items:write"}
 FieldValue = str | int | float | None
 # Documented, not enforced at decoding: the service answers 422 `validation_failed` naming the field.
 Status = Annotated[str, documented(enum=list(STATUSES))]
-Fields = Annotated[dict[str, FieldValue], documented(propertyNames={"enum": list(FIELD_NAMES)})]
+# Each field's own type: story points for the estimate, Markdown for the rest (null clears a field).
+_FIELD_SCHEMAS = {
+    name: (
+        {"type": ["number", "null"], "minimum": 0, "maximum": MAX_ESTIMATE}
+        if name in NUMBER_FIELDS
+        else {"type": ["string", "null"], "maxLength": MAX_TEXT_FIELD}
+    )
+    for name in FIELD_NAMES
+}
+Fields = Annotated[
+    dict[str, FieldValue],
+    documented(properties=_FIELD_SCHEMAS, propertyNames={"enum": list(FIELD_NAMES)}, additionalProperties=False),
+]
 Version = Annotated[str, documented(format="date-time")]
 Title = Annotated[str, text(MAX_TITLE)]
 

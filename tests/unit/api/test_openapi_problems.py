@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
+import msgspec
 from litestar import Litestar, get, patch, post
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import OpenAPIType, Schema
 
 from groundwork.api.app import create_app
+from groundwork.api.documented import documented
 from groundwork.api.openapi_problems import document_problems
 from groundwork.config import Settings
 
@@ -70,3 +73,32 @@ def test_every_operation_of_the_public_api_documents_429_and_every_keyed_one_401
                 assert "429" in statuses, (method, path)
             if path.startswith("/api/") and "notification-actions" not in path:
                 assert {"401", "503"} <= statuses, (method, path)
+
+
+class GadgetBody(msgspec.Struct, forbid_unknown_fields=True):
+    # The service requires `name` and answers its own coded 422 when it is missing or null.
+    __documented_required__: ClassVar[tuple[str, ...]] = ("name",)
+    name: Annotated[str, documented(minLength=1)] | None = None
+    note: str | None = None
+
+
+@post("/api/v1/gadgets", opt={"scope": "gadgets:write", "idempotent": True})
+async def create_gadget(data: GadgetBody) -> dict[str, Any]:
+    return {}
+
+
+@get("/api/v1/gadgets", opt={"scope": "gadgets:read", "required_query": {"query": Schema(type=OpenAPIType.STRING)}})
+async def search_gadgets() -> dict[str, Any]:
+    return {}
+
+
+def test_fields_a_service_requires_are_documented_required_and_not_nullable_and_the_rest_stay_optional() -> None:
+    app = Litestar([create_gadget, search_gadgets], openapi_config=OpenAPIConfig("t", "1"))
+    document_problems(app)
+    document = app.openapi_schema.to_schema()
+    body = document["components"]["schemas"]["GadgetBody"]
+    assert body["required"] == ["name"] and body["additionalProperties"] is False
+    assert body["properties"]["name"] == {"type": "string", "minLength": 1}
+    assert {"type": "null"} in body["properties"]["note"]["oneOf"]  # optional and nullable as declared
+    [query] = [p for p in document["paths"]["/api/v1/gadgets"]["get"]["parameters"] if p["name"] == "query"]
+    assert query["in"] == "query" and query["required"] is True and query["schema"] == {"type": "string"}
