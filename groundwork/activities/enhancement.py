@@ -36,6 +36,7 @@ from groundwork.persistence.repositories import work_items as work_item_repo
 from groundwork.workflows.enhancement import (
     ActionRequest,
     ActionResult,
+    ActionsRequest,
     ApplyCommand,
     ApplyOutcome,
     NewActionRequest,
@@ -124,6 +125,40 @@ class EnhancementActivities:
         never mistaken for a dead worker.
         """
         return await _with_heartbeats(self._perform(request))
+
+    @activity.defn(name="enhancement_perform_actions")
+    async def perform_actions(self, request: ActionsRequest) -> list[ActionResult]:
+        """Perform a run's pending initial actions concurrently, each committed on its own (once).
+
+        One activity task for all of them: a run with eight actions costs the server what a run with one
+        does. A retry performs only what is still pending (the rest answer what they stored). When an
+        action fails, the others still finish; the error raised names the failing request in its details.
+        """
+        return await _with_heartbeats(self._perform_all(request))
+
+    async def _perform_all(self, request: ActionsRequest) -> list[ActionResult]:
+        outcomes = await asyncio.gather(
+            *(
+                self._perform(
+                    ActionRequest(request.run_id, request_id, review_window_seconds=request.review_window_seconds)
+                )
+                for request_id in request.request_ids
+            ),
+            return_exceptions=True,
+        )
+        failures = [
+            (rid, o) for rid, o in zip(request.request_ids, outcomes, strict=True) if isinstance(o, BaseException)
+        ]
+        if failures:
+            # A failure retrying cannot help decides the run's outcome; otherwise Temporal retries the rest.
+            final = [(rid, e) for rid, e in failures if isinstance(e, ApplicationError) and e.non_retryable]
+            request_id, error = (final or failures)[0]
+            if isinstance(error, ApplicationError):
+                raise ApplicationError(
+                    error.message, request_id, type=error.type, non_retryable=error.non_retryable
+                ) from error
+            raise error
+        return [o for o in outcomes if isinstance(o, ActionResult)]
 
     async def _perform(self, request: ActionRequest) -> ActionResult:
         if request.action is not None:
@@ -376,6 +411,7 @@ class EnhancementActivities:
             self.start_run,
             self.begin_action,
             self.perform_action,
+            self.perform_actions,
             self.finish_run,
             self.fail,
             self.expire_run,

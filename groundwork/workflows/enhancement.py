@@ -1,14 +1,16 @@
 """Enhancement run workflows: one run per workflow (id = run id).
 
 `EnhancementRunWorkflow` prepares the run (a local activity: queued -> running, the run's evidence
-gathered once and stored for all its actions), performs the requested actions concurrently (one
-activity each; the last one to commit moves the run to `ready_for_review`), then stays open for the
+gathered once and stored for all its actions), performs the requested actions concurrently in one
+activity (each commits on its own; the last one to commit moves the run to `ready_for_review`), then
+stays open for the
 review window and serves two Updates, `run_action` and `apply`, whose validators reject what is not
 allowed without touching history. Actions and applies on a reviewable run run one at a time. At the
 end of the window it expires the run; after many Updates it continues as new with the same deadline.
 
 Runs started before this version (no `enhancement-depth` patch marker in their history) replay the
-earlier, sequential path; `ApplyDraftsWorkflow` stays registered for their applies.
+earlier, sequential path; `ApplyDraftsWorkflow` stays registered for their applies. Runs without the
+`initial-actions-in-one-activity` marker replay one `enhancement_perform_action` activity per action.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ STATE = SearchAttributeKey.for_keyword("GroundworkState")
 
 # Histories with this marker run actions concurrently and apply through an activity of the Update.
 PATCH = "enhancement-depth"
+# Histories with this marker perform the initial actions in one activity (one task through the server
+# for any number of actions); earlier ones ran one activity per action.
+ONE_ACTIVITY_PATCH = "initial-actions-in-one-activity"
 ACTION_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_attempts=4,
@@ -117,6 +122,15 @@ class ActionRequest:
     instructions: str = ""
     # Set by runs with the patch: the commit that completes the last pending action finishes the run.
     review_window_seconds: int | None = None
+
+
+@dataclass
+class ActionsRequest:
+    """The initial actions of a run, performed together in one activity (runs with `ONE_ACTIVITY_PATCH`)."""
+
+    run_id: str
+    request_ids: list[str]
+    review_window_seconds: int
 
 
 @dataclass
@@ -252,6 +266,8 @@ class EnhancementRunWorkflow:
     async def _initial_actions(self) -> bool:
         """Prepare once, then every requested action concurrently; False when the run failed."""
         self._set_transient("running")
+        # Asked before preparing, so its marker travels with the first workflow task's commands.
+        in_one_activity = workflow.patched(ONE_ACTIVITY_PATCH)
         try:
             prepared: PreparedRun = await workflow.execute_local_activity(
                 "enhancement_prepare_run",
@@ -267,7 +283,15 @@ class EnhancementRunWorkflow:
             await self._fail(RunFailure(self.input.run_id, "", code, message, True))
             return False
         self.action_count = prepared.action_count
-        results = await asyncio.gather(*(self._perform(self._request(request_id)) for request_id in prepared.pending))
+        results: list[ActionResult | RunFailure]
+        if not prepared.pending:
+            results = []
+        elif in_one_activity:
+            results = await self._perform_all(prepared.pending)
+        else:
+            results = list(
+                await asyncio.gather(*(self._perform(self._request(request_id)) for request_id in prepared.pending))
+            )
         failures = [r for r in results if isinstance(r, RunFailure)]
         if failures:
             await self._fail(failures[0])
@@ -433,6 +457,25 @@ class EnhancementRunWorkflow:
         except ActivityError as error:
             code, message = failure_of(error)
             return RunFailure(self.input.run_id, request.request_id, code, message)
+
+    async def _perform_all(self, request_ids: list[str]) -> list[ActionResult | RunFailure]:
+        try:
+            performed: list[ActionResult] = await workflow.execute_activity(
+                "enhancement_perform_actions",
+                ActionsRequest(self.input.run_id, request_ids, self.input.review_window_seconds),
+                result_type=list[ActionResult],
+                start_to_close_timeout=ACTION_TIMEOUT,
+                heartbeat_timeout=timedelta(seconds=5),
+                retry_policy=ACTION_RETRY,
+            )
+            return list(performed)
+        except ActivityError as error:
+            code, message = failure_of(error)
+            cause = error.cause
+            # The activity names the request that failed in its details (absent on a timeout).
+            details = cause.details if isinstance(cause, ApplicationError) else ()
+            request_id = str(details[0]) if details else ""
+            return [RunFailure(self.input.run_id, request_id, code, message)]
 
     async def _fail(self, failure: RunFailure) -> None:
         state = await workflow.execute_activity(

@@ -17,6 +17,9 @@ from tests.integration.enhancement.conftest import create_run, run_action
 # A run (two initial actions, one review-time action, one apply) executed by the workflow code of the
 # previous version (sequential actions, apply as a child workflow), exported with `fetch_history()`.
 BEFORE = Path(__file__).with_name("enhancement_run_recorded_before_depth.json")
+# A run (three initial actions, one review-time action, one apply) executed by the version before the
+# initial actions shared one activity (one `enhancement_perform_action` activity per action).
+BEFORE_ONE_ACTIVITY = Path(__file__).with_name("enhancement_run_recorded_before_one_activity.json")
 
 
 def _replayer() -> Replayer:
@@ -25,6 +28,13 @@ def _replayer() -> Replayer:
 
 async def test_a_run_recorded_before_this_version_replays_on_the_new_code() -> None:
     history = WorkflowHistory.from_json("wie_recorded", BEFORE.read_text())
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None
+
+
+async def test_a_run_recorded_with_one_activity_per_action_replays_on_the_new_code() -> None:
+    history = WorkflowHistory.from_json("wie_recorded", BEFORE_ONE_ACTIVITY.read_text())
+    assert BEFORE_ONE_ACTIVITY.read_text().count('"enhancement_perform_action"') == 4
     result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
 
@@ -44,5 +54,12 @@ async def test_a_run_of_this_version_replays_deterministically(
     )
     assert applied.status_code == 200
     history = await temporal_client.get_workflow_handle(run_id).fetch_history()
+    # The three initial actions ran in one activity; the review-time action in its own.
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert scheduled.count("enhancement_perform_actions") == 1 and scheduled.count("enhancement_perform_action") == 1
     result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
