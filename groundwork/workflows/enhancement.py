@@ -3,9 +3,8 @@
 `EnhancementRunWorkflow` prepares the run (a local activity: queued -> running, the run's evidence
 gathered once and stored for all its actions), performs the requested actions concurrently in one
 activity (each commits on its own; the last one to commit moves the run to `ready_for_review`), then
-stays open for the
-review window and serves two Updates, `run_action` and `apply`, whose validators reject what is not
-allowed without touching history. Actions and applies on a reviewable run run one at a time. At the
+stays open for the review window and serves two Updates, `run_action` and `apply`, whose validators
+reject what is not allowed without touching history. Actions and applies on a reviewable run run one at a time. At the
 end of the window it expires the run; after many Updates it continues as new with the same deadline.
 
 Runs started before this version (no `enhancement-depth` patch marker in their history) replay the
