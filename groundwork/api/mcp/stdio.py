@@ -11,18 +11,24 @@ from groundwork.config import Settings
 from groundwork.domain.errors import GroundworkError
 from groundwork.persistence import db
 from groundwork.search import corpus_index
+from groundwork.services import search_replica
 from groundwork.services.api_keys import resolve_key
 from groundwork.services.temporal import TemporalConnection, use_connection
 
 
 def run_stdio(dsn: str, api_key: str, index_dir: Path) -> None:
-    """Serve the MCP tools on stdin/stdout, acting as the principal behind `api_key`."""
+    """Serve the MCP tools on stdin/stdout, acting as the principal behind `api_key`.
+
+    Like every process that serves search, it keeps its own search replica (in `index_dir`, or the first
+    free sibling when the worker of the data dir holds it), fed from PostgreSQL's change logs: search
+    answers 503 `service_unavailable` until the replica has caught up, the other tools at once.
+    """
     settings = Settings.from_env(database_url=dsn)
-    corpus_index.configure(index_dir)  # search_context reads the index the data dir's worker writes
+    corpus_index.configure(index_dir)
 
     async def main() -> None:
         use_connection(TemporalConnection(settings))
-        async with db.connection(dsn):
+        async with db.connection(dsn), search_replica.running(index_dir):
             try:
                 principal = await resolve_key(api_key)
             except GroundworkError as error:  # e.g. the key's connected app is not active
