@@ -21,6 +21,7 @@ from groundwork.domain.idempotency import check_key, fingerprint
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import idempotency as store
 from groundwork.secrets_keyring import KeyRing, KeyRingError
+from groundwork.services import request_results
 from groundwork.services.idempotency_claims import held, release_quietly
 from groundwork.services.secrets_at_rest import open_answer, seal_answer
 
@@ -133,7 +134,8 @@ class IdempotencyMiddleware(ASGIMiddleware):
 
         try:
             async with held(principal.api_key_id, key):
-                await next_app(scope, replay_body, capture)
+                with request_results.serving(principal.api_key_id, key):
+                    await next_app(scope, replay_body, capture)
         except BaseException:
             if not settled:
                 await release_quietly(principal.api_key_id, key)

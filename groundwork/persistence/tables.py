@@ -124,6 +124,8 @@ class IdempotencyKey(Table, tablename="idempotency_keys"):
     created_at = Timestamptz()
     expires_at = Timestamptz()
     response_sealed = Boolean(default=False)
+    resource_type = Text(null=True, default=None)
+    resource_id = Text(null=True, default=None)
 
 
 class OutboxEvent(Table, tablename="outbox"):

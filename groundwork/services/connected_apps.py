@@ -17,6 +17,7 @@ from groundwork.domain.principals import Principal
 from groundwork.persistence import change_feed, db
 from groundwork.persistence.repositories import connected_apps as repo
 from groundwork.persistence.repositories import tenancy
+from groundwork.services import request_results
 
 
 def _admin(principal: Principal) -> None:
@@ -51,7 +52,13 @@ async def _register(workspace_id: str, registered_by: str | None, declaration: d
 async def register_app(principal: Principal, declaration: dict[str, Any]) -> dict[str, Any]:
     """Register an app in the caller's workspace (status `registered`: its keys do not work yet)."""
     _admin(principal)
-    return await _register(principal.workspace_id, principal.id, declaration)
+    # The same request retried after its first attempt's answer was lost gets that app.
+    if (earlier := await request_results.earlier_result("connected_app")) is not None:
+        return await _app(principal, earlier)
+    async with db.transaction():
+        app = await _register(principal.workspace_id, principal.id, declaration)
+        await request_results.record_result("connected_app", app["id"])
+    return app
 
 
 async def _app(principal: Principal, app_id: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from groundwork.domain.errors import GroundworkError, IdempotencyKeyInUse, Idemp
 from groundwork.domain.idempotency import check_key, fingerprint
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import idempotency as store
+from groundwork.services import request_results
 from groundwork.services.idempotency_claims import held, release_quietly
 
 
@@ -41,7 +42,8 @@ async def call_once(
         return json.loads(claim.response.body), True
     try:
         async with held(principal.api_key_id, checked):
-            outcome = await call()
+            with request_results.serving(principal.api_key_id, checked):
+                outcome = await call()
     except GroundworkError as error:
         if error.status >= 500 or error.status == 429:
             await release_quietly(principal.api_key_id, checked)

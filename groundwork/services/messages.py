@@ -21,6 +21,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import messages as repo
 from groundwork.persistence.repositories import notification_sources, outbox, tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.services import request_results
 
 
 async def _subject_project(principal: Principal, thread: NewThread) -> str | None:
@@ -81,6 +82,9 @@ async def create_thread(
     thread = validate_new_thread(principal.id, title, participant_ids, subject_ref, body)
     project_id = await _subject_project(principal, thread)
     await _check_participants(principal, thread, project_id)
+    # The same request retried after its first attempt's answer was lost gets that thread.
+    if (earlier := await request_results.earlier_result("message_thread")) is not None:
+        return await _thread(principal, earlier)
     async with db.transaction():
         thread_id = await repo.insert_thread(
             workspace_id=principal.workspace_id,
@@ -91,6 +95,7 @@ async def create_thread(
             participant_ids=[principal.id, *thread.participant_ids],
         )
         await _post(principal, thread_id, thread.body)
+        await request_results.record_result("message_thread", thread_id)
     return await _thread(principal, thread_id)
 
 
@@ -136,7 +141,12 @@ async def post_message(principal: Principal, thread_id: str, body: Any) -> dict[
     text = validate_body(body)
     async with db.transaction():
         await _thread(principal, thread_id, for_update=True)
-        message = await _post(principal, thread_id, text)
+        # The same request retried after its first attempt's answer was lost gets that message.
+        earlier = await request_results.earlier_result("message")
+        message = await repo.get_message(thread_id, earlier) if earlier is not None else None
+        if message is None:
+            message = await _post(principal, thread_id, text)
+            await request_results.record_result("message", message["id"])
     sender = await tenancy.get_principal(principal.id)
     return {**message, "sender_name": sender["display_name"] if sender else principal.name}
 

@@ -41,6 +41,7 @@ from groundwork.domain.times import format_timestamp, timestamp
 from groundwork.persistence import db
 from groundwork.persistence.repositories import notifications as repo
 from groundwork.persistence.repositories import outbox
+from groundwork.services import request_results
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,14 @@ async def change_notification(
     expected, why = validate_command_input(expected_version, reason)
     check_sink_command(principal, command, SINK_COMMANDS)
     check_field_authority(principal, ["status"])
+    # The same request retried after its first attempt's answer was lost gets that move's answer (its
+    # `expected_version` is stale now, and the move must not be refused or made twice).
+    earlier = await request_results.earlier_result("notification_move")
+    entry = await repo.audit_entry(principal.id, earlier) if earlier is not None else None
+    if entry is not None and entry["notification_id"] == notification_id:
+        return CommandResult(
+            notification_id, entry["to_status"], entry["version_after"], entry["operation_id"], str(earlier)
+        )
     async with db.transaction():
         row = await repo.get_notification(principal.id, notification_id, for_update=True)
         if row is None or row["workspace_id"] != principal.workspace_id:
@@ -168,6 +177,7 @@ async def change_notification(
         move = check_command(command, row["status"], row["version"], expected, sink_only=sink_only(principal, via))
         check_confirmation(move, confirm, notification_id)
         operation_id, audit_ids, moved = await _record_moves(principal, [row], move, via=via, reason=why)
+        await request_results.record_result("notification_move", audit_ids[0])
     return CommandResult(moved[0]["id"], moved[0]["status"], moved[0]["version"], operation_id, audit_ids[0])
 
 

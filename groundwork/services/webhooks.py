@@ -16,7 +16,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import webhooks as repo
 from groundwork.secrets_keyring import KeyRing
-from groundwork.services import secrets_at_rest, webhook_targets
+from groundwork.services import request_results, secrets_at_rest, webhook_targets
 from groundwork.services.outbox_relay import DeliveryStarter
 from groundwork.services.temporal import current_connection
 from groundwork.workflows.webhooks import DeliveryPolicy
@@ -122,6 +122,11 @@ async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_priva
     _check_description(new.description)
     keyring = secrets_at_rest.require_keyring(_keyring())
     await check_url(new.url, allow_private=allow_private)
+    # The same request retried after its first attempt's answer was lost gets that endpoint and secret.
+    earlier = await request_results.earlier_result("webhook_endpoint")
+    found = await repo.get_endpoint(principal.workspace_id, earlier) if earlier is not None else None
+    if found is not None:
+        return {**found, "secret": secrets_at_rest.open_webhook_secret(keyring, found["id"], found["secret"])}
     endpoint_id = new_id("whe")
     secret, sealed = _issue_secret(keyring, endpoint_id)
     async with db.transaction():
@@ -138,6 +143,7 @@ async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_priva
             sealed_secret=sealed,
             created_by=principal.id,
         )
+        await request_results.record_result("webhook_endpoint", endpoint_id)
     return {**row, "secret": secret}
 
 
@@ -208,7 +214,11 @@ async def rotate_secret(principal: Principal, endpoint_id: str) -> dict[str, Any
         )
         if found is None:
             raise NotFound("No such webhook endpoint.")
+        # A retry after the first attempt's answer was lost: that rotation stands, its secret is answered.
+        if await request_results.earlier_result("webhook_secret_rotation") == endpoint_id:
+            return {**found, "secret": secrets_at_rest.open_webhook_secret(keyring, endpoint_id, found["secret"])}
         row = await repo.rotate_secret(endpoint_id, sealed, rules.ROTATION_OVERLAP_SECONDS)
+        await request_results.record_result("webhook_secret_rotation", endpoint_id)
     return {**row, "secret": secret}
 
 
@@ -263,6 +273,9 @@ async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
     run sleeping after its endpoint was disabled, a start that failed and is left to the sweep) can
     neither block nor stand in for the new one: the old run ends without sending when it wakes.
     """
+    # The same request retried after its first attempt's answer was lost: that redelivery stands.
+    if await request_results.earlier_result("webhook_redelivery") == delivery_id:
+        return await get_delivery(principal, delivery_id)
     async with db.transaction():
         delivery = await repo.lock_delivery(principal.workspace_id, delivery_id, owner_id=_owner(principal))
         if delivery is None:
@@ -276,6 +289,7 @@ async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
         generation = delivery["generation"] + 1
         workflow_id = rules.delivery_workflow_id(delivery["event_id"], delivery["endpoint_id"], generation)
         reopened = await repo.reopen_delivery(delivery_id, generation, workflow_id)
+        await request_results.record_result("webhook_redelivery", delivery_id)
     # If Temporal is unreachable now, the relay's sweep starts it: the row says it is not started.
     await _starter().start([reopened])
     return await get_delivery(principal, delivery_id)
@@ -284,6 +298,9 @@ async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
 async def send_test(principal: Principal, endpoint_id: str) -> dict[str, Any]:
     """Send a `webhook.test` event to one endpoint, whatever it subscribes to."""
     now = datetime.now(UTC)
+    # The same request retried after its first attempt's answer was lost gets that test delivery.
+    if (earlier := await request_results.earlier_result("webhook_test_delivery")) is not None:
+        return await get_delivery(principal, earlier)
     async with db.transaction():
         endpoint = await repo.get_endpoint(
             principal.workspace_id, endpoint_id, owner_id=_owner(principal), for_update=True
@@ -303,6 +320,7 @@ async def send_test(principal: Principal, endpoint_id: str) -> dict[str, Any]:
             },
             occurred_at=now,
         )
+        await request_results.record_result("webhook_test_delivery", delivery["id"])
     await _starter().start([delivery])
     return await get_delivery(principal, delivery["id"])
 

@@ -19,6 +19,7 @@ from groundwork.domain.work_items import (
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as repo
+from groundwork.services import request_results
 
 
 @dataclass
@@ -73,8 +74,12 @@ async def create_work_item(principal: Principal, new: NewWorkItem, *, source: st
     await _writable_project(principal, new.project_id)
     watchers = list(dict.fromkeys(new.watchers))
     await _check_watchers(principal, watchers)
+    # The same request retried after its first attempt's answer was lost gets that attempt's item.
+    earlier = await request_results.earlier_result("work_item")
+    if earlier is not None and (item := await repo.get_work_item(principal.workspace_id, earlier)) is not None:
+        return item
     async with db.transaction():
-        return await repo.insert_work_item(
+        item = await repo.insert_work_item(
             workspace_id=principal.workspace_id,
             project_id=new.project_id,
             title=new.title.strip(),
@@ -85,6 +90,8 @@ async def create_work_item(principal: Principal, new: NewWorkItem, *, source: st
             actor_id=principal.id,
             source=source,
         )
+        await request_results.record_result("work_item", item.id)
+        return item
 
 
 async def get_work_item(principal: Principal, work_item_id: str) -> WorkItem:

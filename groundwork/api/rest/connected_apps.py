@@ -33,7 +33,7 @@ MANAGE_WRITE = {"scope": SCOPE_MANAGE, "idempotent": True}
 
 
 class RegisterAppBody(msgspec.Struct, forbid_unknown_fields=True):
-    __documented_required__: ClassVar[tuple[str, ...]] = ("name", "kind", "direction", "provenance")
+    __documented_required__: ClassVar[tuple[str, ...]] = ("name", "kind", "direction", "provenance", "conflict")
     name: Name | None = None
     kind: Kind | None = None
     direction: Direction | None = None

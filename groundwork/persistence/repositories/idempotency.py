@@ -42,7 +42,12 @@ async def claim(api_key_id: str, key: str, fingerprint: str) -> Claim:
         VALUES ($1, $2, $3, clock_timestamp() + $4::interval)
         ON CONFLICT (api_key_id, key) DO UPDATE
             SET fingerprint = EXCLUDED.fingerprint, locked_at = clock_timestamp(),
-                expires_at = EXCLUDED.expires_at, created_at = clock_timestamp()
+                expires_at = EXCLUDED.expires_at, created_at = clock_timestamp(),
+                -- A retry taking over keeps what the request created; an expired key starts afresh.
+                resource_type = CASE WHEN idempotency_keys.expires_at < clock_timestamp()
+                                     THEN NULL ELSE idempotency_keys.resource_type END,
+                resource_id = CASE WHEN idempotency_keys.expires_at < clock_timestamp()
+                                   THEN NULL ELSE idempotency_keys.resource_id END
             WHERE idempotency_keys.expires_at < clock_timestamp()
                OR (idempotency_keys.response_status IS NULL
                    AND idempotency_keys.fingerprint = EXCLUDED.fingerprint
@@ -101,12 +106,45 @@ async def refresh(api_key_id: str, key: str) -> None:
 
 
 async def release(api_key_id: str, key: str) -> None:
-    """Drop an in-flight claim whose answer must not be stored (5xx, 429), so the key can be retried."""
+    """Drop an in-flight claim whose answer must not be stored (5xx, 429), so the key can be retried.
+
+    A claim whose request already created something is kept, free for the retry to take over at once,
+    so the retry finds what was created instead of creating it again.
+    """
     await db.execute(
-        "DELETE FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND response_status IS NULL",
+        "DELETE FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND response_status IS NULL"
+        " AND resource_id IS NULL",
         api_key_id,
         key,
     )
+    await db.execute(
+        "UPDATE idempotency_keys SET locked_at = '-infinity'"
+        " WHERE api_key_id = $1 AND key = $2 AND response_status IS NULL AND resource_id IS NOT NULL",
+        api_key_id,
+        key,
+    )
+
+
+async def record_resource(api_key_id: str, key: str, resource_type: str, resource_id: str) -> None:
+    """Remember what the request under this claim created; call in the transaction that creates it."""
+    await db.execute(
+        "UPDATE idempotency_keys SET resource_type = $3, resource_id = $4 WHERE api_key_id = $1 AND key = $2",
+        api_key_id,
+        key,
+        resource_type,
+        resource_id,
+    )
+
+
+async def recorded_resource(api_key_id: str, key: str, resource_type: str) -> str | None:
+    """The id of the `resource_type` an earlier attempt of this request created, if it committed one."""
+    row = await db.fetchrow(
+        "SELECT resource_id FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND resource_type = $3",
+        api_key_id,
+        key,
+        resource_type,
+    )
+    return str(row["resource_id"]) if row is not None and row["resource_id"] is not None else None
 
 
 async def purge_expired() -> int:

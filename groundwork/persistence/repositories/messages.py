@@ -108,6 +108,12 @@ async def threads_of(principal_id: str, *, after: tuple[datetime, str] | None, l
     return [_thread(r) for r in rows]
 
 
+async def get_message(thread_id: str, message_id: str) -> dict[str, Any] | None:
+    """One message of a thread, as `insert_message` answers it."""
+    row = await db.fetchrow("SELECT * FROM messages WHERE thread_id = $1 AND id = $2", thread_id, message_id)
+    return dict(row) if row else None
+
+
 async def messages_of(thread_id: str, *, after_id: str | None, limit: int) -> list[dict[str, Any]]:
     """Messages of a thread, newest first, after the keyset position `after_id`, with the sender's name."""
     rows = await db.fetch(

@@ -255,6 +255,17 @@ class AuditEntry:
     version_after: int
 
 
+async def audit_entry(actor_id: str, audit_id: str) -> dict[str, Any] | None:
+    """One recorded move by `actor_id`: its notification, operation, new status and version."""
+    row = await db.fetchrow(
+        "SELECT notification_id, operation_id, to_status, version_after FROM notification_audit"
+        " WHERE id = $1 AND actor_id = $2",
+        audit_id,
+        actor_id,
+    )
+    return dict(row) if row else None
+
+
 async def insert_audit(
     entries: list[AuditEntry],
     *,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 
+from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
 from tests.conftest import idem
 from tests.integration.notifications.conftest import People, command, inbox
@@ -146,6 +148,30 @@ async def test_a_replayed_acknowledge_answers_the_same_body_and_bumps_nothing(
     second = await client.post(url, json=body, headers=headers)
     assert first.status_code == second.status_code == 200
     assert second.content == first.content and second.headers["idempotent-replayed"] == "true"
+    detail = await _detail(client, people, created["id"])
+    assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
+    assert [e["type"] for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
+
+
+async def test_an_acknowledge_retried_after_its_answer_was_lost_answers_that_move_and_moves_once(
+    client: httpx.AsyncClient, people: People, notify: Notify
+) -> None:
+    created = await notify()
+    assert (await command(client, people, people.bob, created["id"], "read", expected_version=1)).status_code == 200
+    key = uuid.uuid4().hex
+    url = f"/api/v1/notifications/{created['id']}/acknowledge"
+    body = {"expected_version": 2, "reason": "done", "confirm": True}
+    first = await client.post(url, json=body, headers=people.headers(people.bob, **{"Idempotency-Key": key}))
+    assert first.status_code == 200, first.text
+    # The API died after the commit: the claim stays, unanswered, no longer refreshed.
+    await db.execute(
+        "UPDATE idempotency_keys SET response_status = NULL, response_headers = NULL, response_body = NULL,"
+        " locked_at = clock_timestamp() - interval '1 minute' WHERE key = $1",
+        key,
+    )
+    retried = await client.post(url, json=body, headers=people.headers(people.bob, **{"Idempotency-Key": key}))
+    # Not 409 `version_conflict` for the stale version: the one move's answer, operation included.
+    assert retried.status_code == 200 and retried.json() == first.json()
     detail = await _detail(client, people, created["id"])
     assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
     assert [e["type"] for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
