@@ -214,7 +214,19 @@ def idem() -> dict[str, str]:
     return {"Idempotency-Key": uuid.uuid4().hex}
 
 
-__all__: list[Any] = ["Workspace", "free_port", "idem", "serving"]
+async def lose_the_answer(idempotency_key: str) -> None:
+    """Leave a request's claim as an API process that died after the commit does: no answer, not refreshed."""
+    from groundwork.persistence import db
+
+    status = await db.execute(
+        "UPDATE idempotency_keys SET response_status = NULL, response_headers = NULL, response_body = NULL,"
+        " response_sealed = false, locked_at = clock_timestamp() - interval '1 minute' WHERE key = $1",
+        idempotency_key,
+    )
+    assert status == "UPDATE 1"
+
+
+__all__: list[Any] = ["Workspace", "free_port", "idem", "lose_the_answer", "serving"]
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,8 @@ NOT_BLANK = r"\S"
 # An absolute http(s) URL: a DNS name or address, no credentials, no fragment, no whitespace (the services
 # also resolve the host and refuse private addresses).
 HTTP_URL = r"^https?://[A-Za-z0-9.-]+(:[1-9][0-9]{0,4})?(/[^\s#@]*)?$"
+# A search query names at least one searchable word (letters or digits), or it is refused.
+SEARCHABLE = "[A-Za-z0-9]"
 
 
 def documented(**schema: Any) -> msgspec.Meta:

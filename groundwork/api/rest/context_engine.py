@@ -17,7 +17,7 @@ from groundwork.api.context_resources import (
     provider_resource,
     search_resource,
 )
-from groundwork.api.documented import text
+from groundwork.api.documented import SEARCHABLE, text
 from groundwork.api.rest.context_search import SubjectRefBody
 from groundwork.domain.context_engine.model import CONTRIBUTION_TYPES, PACKAGE_STATUSES
 from groundwork.domain.corpus import MAX_QUERY_CHARS
@@ -31,7 +31,7 @@ READ = {"scope": "context-engine:read"}
 
 # `query` is read from the request (Litestar reserves the name), so its schema is added to the document:
 # a query needs at least one searchable word.
-SEARCH_QUERY_SCHEMA = Schema(type=OpenAPIType.STRING, min_length=1, max_length=MAX_QUERY_CHARS, pattern="[A-Za-z0-9]")
+SEARCH_QUERY_SCHEMA = Schema(type=OpenAPIType.STRING, min_length=1, max_length=MAX_QUERY_CHARS, pattern=SEARCHABLE)
 
 
 class ContextQueryBody(msgspec.Struct, forbid_unknown_fields=True):

@@ -8,7 +8,7 @@ import msgspec
 from litestar import Controller, Request, post
 
 from groundwork.api.corpus_resources import search_answer
-from groundwork.api.documented import NOT_BLANK, documented
+from groundwork.api.documented import NOT_BLANK, SEARCHABLE, documented
 from groundwork.domain.corpus import MAX_QUERY_CHARS, SOURCE_KINDS, SUBJECT_TYPES
 from groundwork.domain.pagination import MAX_LIMIT
 from groundwork.domain.principals import Principal
@@ -29,7 +29,7 @@ class SubjectRefBody(msgspec.Struct, forbid_unknown_fields=True):
 class ContextSearchBody(msgspec.Struct, forbid_unknown_fields=True):
     subject_ref: SubjectRefBody
     # At least one searchable word (letters or digits); the query language is in the description.
-    query: Annotated[str, documented(minLength=1, maxLength=MAX_QUERY_CHARS, pattern="[A-Za-z0-9]")]
+    query: Annotated[str, documented(minLength=1, maxLength=MAX_QUERY_CHARS, pattern=SEARCHABLE)]
     limit: Annotated[int, documented(minimum=1, maximum=MAX_LIMIT)] | None = None
     cursor: str | None = None
     source_id: Id | None = None

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from groundwork.persistence import db
-from tests.conftest import Workspace
+from tests.conftest import Workspace, lose_the_answer
 
 
 @dataclass(frozen=True)
@@ -110,16 +110,6 @@ async def _count(sql: str, workspace: Workspace) -> int:
     return int(row["n"])
 
 
-async def _lose_the_answer(idempotency_key: str) -> None:
-    """What a process that died after the commit leaves: the claim, no answer, no longer refreshed."""
-    status = await db.execute(
-        "UPDATE idempotency_keys SET response_status = NULL, response_headers = NULL, response_body = NULL,"
-        " response_sealed = false, locked_at = clock_timestamp() - interval '1 minute' WHERE key = $1",
-        idempotency_key,
-    )
-    assert status == "UPDATE 1"
-
-
 @pytest.mark.parametrize("name", list(CASES))
 async def test_a_retry_after_a_lost_answer_gets_the_one_result_and_changes_nothing_twice(
     client: httpx.AsyncClient, workspace: Workspace, name: str
@@ -134,7 +124,7 @@ async def test_a_retry_after_a_lost_answer_gets_the_one_result_and_changes_nothi
     first = await client.post(path, json=body, headers=headers)
     assert first.status_code in (200, 201, 202), first.text
     before = await _count(case.count_sql, workspace)
-    await _lose_the_answer(idempotency_key)
+    await lose_the_answer(idempotency_key)
 
     retried = await client.post(path, json=body, headers=headers)
     assert retried.status_code == first.status_code, retried.text

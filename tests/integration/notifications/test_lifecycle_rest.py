@@ -9,9 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
-from tests.conftest import idem
+from tests.conftest import idem, lose_the_answer
 from tests.integration.notifications.conftest import People, command, inbox
 
 Notify = Callable[..., Awaitable[dict[str, Any]]]
@@ -164,11 +163,7 @@ async def test_an_acknowledge_retried_after_its_answer_was_lost_answers_that_mov
     first = await client.post(url, json=body, headers=people.headers(people.bob, **{"Idempotency-Key": key}))
     assert first.status_code == 200, first.text
     # The API died after the commit: the claim stays, unanswered, no longer refreshed.
-    await db.execute(
-        "UPDATE idempotency_keys SET response_status = NULL, response_headers = NULL, response_body = NULL,"
-        " locked_at = clock_timestamp() - interval '1 minute' WHERE key = $1",
-        key,
-    )
+    await lose_the_answer(key)
     retried = await client.post(url, json=body, headers=people.headers(people.bob, **{"Idempotency-Key": key}))
     # Not 409 `version_conflict` for the stale version: the one move's answer, operation included.
     assert retried.status_code == 200 and retried.json() == first.json()
