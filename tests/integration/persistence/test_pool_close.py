@@ -1,0 +1,40 @@
+"""Closing the pool never waits forever for a connection that a stuck task still holds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+# Run in a process of its own: `db` is one pool per process, and this session's tests share it.
+SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from groundwork.persistence import db
+
+    async def main() -> None:
+        engine = await db.connect(sys.argv[1], max_size=2)
+        borrowed = await engine.pool.acquire()  # never released, like a task stuck mid-query
+        started = time.monotonic()
+        await db.disconnect(within=0.5)
+        elapsed = time.monotonic() - started
+        try:
+            await borrowed.fetchval("SELECT 1")
+            closed = False
+        except Exception:
+            closed = True
+        print(f"{elapsed:.2f} {closed} {db._engine is None}")
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_closing_the_pool_terminates_a_connection_never_released_instead_of_waiting(database: str) -> None:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, database], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seconds, closed, forgotten = done.stdout.split()
+    assert 0.5 <= float(seconds) < 5
+    assert closed == "True"  # the borrowed connection was terminated, not left open
+    assert forgotten == "True"  # the next connect starts afresh
+    assert "was never released" in done.stderr
