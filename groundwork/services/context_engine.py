@@ -52,6 +52,7 @@ from groundwork.persistence.repositories import tenancy
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, terms
 from groundwork.search.package_index import package_index
 from groundwork.search.package_search import find_packages
+from groundwork.services import project_access
 from groundwork.services.corpus_search import CONTEXT_READ, search_scope
 from groundwork.services.index_reads import readable
 
@@ -222,7 +223,7 @@ async def _visible_entry(principal: Principal, package_id: str) -> tuple[dict[st
     classes = allowed_classes(principal.scopes)
     if row is None or row["classification"] not in classes:
         raise NotFound("No such context package.")
-    permissions = await tenancy.project_permissions(principal, row["project_id"])
+    permissions = await project_access.project_permissions(principal, row["project_id"])
     if not permissions or CONTEXT_READ not in permissions:
         raise NotFound("No such context package.")
     return row, Reach(principal.workspace_id, "project", row["project_id"], [row["project_id"]], classes)

@@ -76,7 +76,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
-from groundwork.services import run_waits
+from groundwork.services import project_access, run_waits
 from groundwork.services.temporal import current_connection
 from groundwork.workflows.enhancement import (
     ApplyOutcome,
@@ -173,11 +173,11 @@ async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, 
     return True
 
 
-async def _visible_run(principal: Principal, run_id: str) -> tuple[runs.RunRow, set[str]]:
+async def _visible_run(principal: Principal, run_id: str) -> tuple[runs.RunRow, frozenset[str]]:
     run = await runs.get_run(principal.workspace_id, run_id)
     if run is None:
         raise NotFound("No such enhancement run.")
-    permissions = await tenancy.project_permissions(principal, run.project_id)
+    permissions = await project_access.project_permissions(principal, run.project_id)
     if not permissions or "project:read" not in permissions:
         raise NotFound("No such enhancement run.")
     return run, permissions
@@ -289,7 +289,7 @@ async def create_run(
     check_confirm(request.confirm)
     check_field_authority(principal, [ACTION_FIELDS[a] for a in actions])
     item = await work_item_repo.get_work_item(principal.workspace_id, request.target_id)
-    permissions = await tenancy.project_permissions(principal, item.project_id) if item else None
+    permissions = await project_access.project_permissions(principal, item.project_id) if item else None
     if item is None or not permissions or "project:read" not in permissions:
         raise NotFound("No such work item.")
     # The same request retried (its first attempt's process died after the commit) finds its run.
@@ -499,7 +499,7 @@ async def run_action(
 
 
 async def _apply_permission(principal: Principal, run: runs.RunRow) -> None:
-    permissions = await tenancy.project_permissions(principal, run.project_id) or set()
+    permissions = await project_access.project_permissions(principal, run.project_id) or frozenset()
     if "work_items:write" not in permissions:
         raise PermissionDenied("Your role on this project does not allow changing its work items.", "work_items:write")
 

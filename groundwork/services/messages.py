@@ -21,7 +21,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import messages as repo
 from groundwork.persistence.repositories import notification_sources, outbox, tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
-from groundwork.services import request_results
+from groundwork.services import project_access, request_results
 
 
 async def _subject_project(principal: Principal, thread: NewThread) -> str | None:
@@ -32,7 +32,7 @@ async def _subject_project(principal: Principal, thread: NewThread) -> str | Non
     if thread.subject_type == "work_item":
         item = await work_item_repo.get_work_item(principal.workspace_id, thread.subject_id)
         project_id = item.project_id if item else ""
-    permissions = await tenancy.project_permissions(principal, project_id) if project_id else None
+    permissions = await project_access.project_permissions(principal, project_id) if project_id else None
     if not permissions or "project:read" not in permissions:
         raise NotFound(f"No such {thread.subject_type.replace('_', ' ')}.")
     return project_id

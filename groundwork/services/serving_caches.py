@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from groundwork.persistence import change_feed
 from groundwork.search import generations
-from groundwork.services import api_keys, corpus_search
+from groundwork.services import api_keys, corpus_search, project_access
 
 
 def _on_change(topic: str) -> None:
@@ -21,6 +21,7 @@ def _on_change(topic: str) -> None:
         api_keys.forget_cached_keys()
     if topic in ("visibility", "*"):
         corpus_search.forget_cached_visibility()
+        project_access.forget_cached_permissions()
     if topic in ("corpus", "*"):
         corpus_search.forget_cached_serving_state()
     if topic == "*":

@@ -19,7 +19,7 @@ from groundwork.domain.work_items import (
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as repo
-from groundwork.services import request_results
+from groundwork.services import project_access, request_results
 
 
 @dataclass
@@ -48,7 +48,7 @@ class WorkItemChanges:
 
 
 async def _writable_project(principal: Principal, project_id: str) -> None:
-    permissions = await tenancy.project_permissions(principal, project_id)
+    permissions = await project_access.project_permissions(principal, project_id)
     if permissions is None or "project:read" not in permissions:
         raise ValidationFailed("Unknown project.", [FieldError("project_id", "no such project in this workspace")])
     if "work_items:write" not in permissions:
@@ -99,7 +99,7 @@ async def get_work_item(principal: Principal, work_item_id: str) -> WorkItem:
     item = await repo.get_work_item(principal.workspace_id, work_item_id)
     if item is None:
         raise NotFound("No such work item.")
-    permissions = await tenancy.project_permissions(principal, item.project_id)
+    permissions = await project_access.project_permissions(principal, item.project_id)
     if not permissions or "project:read" not in permissions:
         raise NotFound("No such work item.")
     return item

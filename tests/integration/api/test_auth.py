@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from groundwork.api.rate_limit import TokenBuckets
+from groundwork.persistence import change_feed, db
 from groundwork.services import api_keys
 from tests.conftest import Workspace, idem
 
@@ -95,6 +96,38 @@ async def test_viewer_cannot_write_even_with_the_scope(client: httpx.AsyncClient
         headers=workspace.headers(viewer, **idem()),
     )
     assert response.status_code == 403 and response.json()["code"] == "permission_denied"
+
+
+async def test_cached_project_permissions_follow_every_role_change_at_once(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
+    admin = await workspace.key("admin", admin=True)
+    created = await client.post(
+        "/api/v1/work-items",
+        json={"project_id": workspace.projects["ALPHA"], "title": "Alpha"},
+        headers=workspace.headers(admin, **idem()),
+    )
+    item = f"/api/v1/work-items/{created.json()['data']['id']}"
+    ana = await workspace.key("ana", memberships={"ALPHA": "viewer"})
+    new_item = {"project_id": workspace.projects["ALPHA"], "title": "By Ana"}
+    for _ in range(2):  # the second answer comes from this API process's cache of what ana may do on ALPHA
+        assert (await client.get(item, headers=workspace.headers(ana))).status_code == 200
+        refused = await client.post("/api/v1/work-items", json=new_item, headers=workspace.headers(ana, **idem()))
+        assert refused.status_code == 403
+    promoted = await db.execute(
+        "UPDATE memberships SET role = 'contributor' WHERE principal_id = $1", ana_id := workspace.principals["ana"]
+    )
+    assert promoted == "UPDATE 1"
+    await change_feed.caught_up()  # a change made by anyone reaches this process's cache through the feed
+    allowed = await client.post("/api/v1/work-items", json=new_item, headers=workspace.headers(ana, **idem()))
+    assert allowed.status_code == 201
+    await db.execute("DELETE FROM memberships WHERE principal_id = $1", ana_id)
+    await change_feed.caught_up()
+    assert (await client.get(item, headers=workspace.headers(ana))).status_code == 404
+    gone = await client.post("/api/v1/work-items", json=new_item, headers=workspace.headers(ana, **idem()))
+    assert gone.status_code == 422 and gone.json()["code"] == "validation_failed"  # an unseen project is unknown
+    titles = [r["title"] for r in await db.fetch("SELECT title FROM work_items WHERE workspace_id = $1", workspace.id)]
+    assert sorted(titles) == ["Alpha", "By Ana"]  # exactly one item by Ana: the refused calls wrote nothing
 
 
 def test_token_bucket_refuses_past_capacity_and_says_when_to_retry() -> None:
