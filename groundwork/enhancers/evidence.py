@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 from groundwork.domain.context_engine.model import freshness
@@ -20,13 +21,22 @@ PACKAGES_PER_ACTION = 5
 class CorpusEvidence:
     """Passages and context packages of the project that match the work item, as the requester may see them."""
 
-    async def passages(
+    async def gather(
         self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
-        """Best passages for the work item's title and description; none if the requester lacks context:read."""
-        query = await _query(project_id, requested_by, title, fields)
-        if query is None:
+        """The best passages, then the matching packages; none if the requester lacks context:read."""
+        # Drafts must not carry evidence the person who asked for them could not read themselves.
+        if not await tenancy.principal_holds(requested_by, project_id, "context:read"):
             return []
+        query = _query(title, fields)
+        # Both searches read their index in a worker thread: side by side, a run waits for the slower only.
+        passages, packages = await asyncio.gather(
+            self.passages(workspace_id, project_id, query), self.packages(workspace_id, project_id, query)
+        )
+        return passages + packages
+
+    async def passages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
+        """Best passages of the project's corpus for the query (words of the work item)."""
         hits = await project_passages(workspace_id, project_id, query, limit=PASSAGES_PER_ACTION)
         return [
             Evidence(
@@ -35,14 +45,9 @@ class CorpusEvidence:
             for hit in hits
         ]
 
-    async def packages(
-        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
-    ) -> list[Evidence]:
-        """Ready (not stale) `general` context packages of the project matching the work item, as `context_package`."""
+    async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
+        """Ready (not stale) `general` context packages of the project matching the query, as `context_package`."""
         # Drafts are shown to anyone who may read the run: never a financial or staffing package.
-        query = await _query(project_id, requested_by, title, fields)
-        if query is None:
-            return []
         rows = await project_packages(workspace_id, project_id, query, limit=PACKAGES_PER_ACTION)
         now = datetime.now(UTC)
         return [
@@ -52,11 +57,8 @@ class CorpusEvidence:
         ]
 
 
-async def _query(project_id: str, requested_by: str, title: str, fields: dict[str, object]) -> str | None:
-    """Words of the work item's title and description; None if the requester lacks context:read."""
-    # Drafts must not carry evidence the person who asked for them could not read themselves.
-    if not await tenancy.principal_holds(requested_by, project_id, "context:read"):
-        return None
+def _query(title: str, fields: dict[str, object]) -> str:
+    """Words of the work item's title and description."""
     description = fields.get("description")
     return " ".join(f"{title} {description if isinstance(description, str) else ''}".split()[:_QUERY_WORDS])
 

@@ -20,16 +20,11 @@ from groundwork.persistence.repositories import enhancement as runs
 class EvidenceSource(Protocol):
     """Where evidence for a work item comes from (evidence search and context packages: `enhancers.evidence`)."""
 
-    async def passages(
+    async def gather(
         self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
-        """Passages of the project's corpus relevant to the work item that `requested_by` may read."""
-        ...
-
-    async def packages(
-        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
-    ) -> list[Evidence]:
-        """Ready context packages of the project relevant to the work item that `requested_by` may read."""
+        """Passages of the project's corpus and its ready context packages relevant to the work item, as
+        `requested_by` may read them."""
         ...
 
 
@@ -50,10 +45,9 @@ class RunEvidence:
     async def gather(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """Every source of evidence for the run, as the requester may see it (the seam for new sources)."""
         who = (run.workspace_id, run.project_id, run.requested_by, item.title, item.fields)
-        passages = await self.corpus.passages(*who)
-        packages = await self.corpus.packages(*who)
+        found = await self.corpus.gather(*who)
         references = await runs.reference_items(run.project_id, item.id)
-        return GatheredEvidence(tuple(passages) + tuple(packages), tuple(references))
+        return GatheredEvidence(tuple(found), tuple(references))
 
     async def for_run(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """The run's stored evidence; gathered and stored first if no step has done so yet."""

@@ -39,9 +39,9 @@ class CountingEvidence(CorpusEvidence):
     def __init__(self) -> None:
         self.calls = 0
 
-    async def passages(self, *args: Any) -> Any:
+    async def gather(self, *args: Any) -> Any:
         self.calls += 1
-        return await super().passages(*args)
+        return await super().gather(*args)
 
 
 class BrokenEnhancer:
