@@ -202,9 +202,8 @@ class EnhancementActivities:
                 return await self._stored(run_action)
             drafts, artifacts = await runs.record_action_output(run_action, output)
             now = _now()
-            for draft in drafts:
-                await runs.append_run_event(
-                    run,
+            created: list[tuple[str, dict[str, Any]]] = [
+                (
                     "draft_created",
                     {
                         "draft_id": draft.id,
@@ -212,21 +211,17 @@ class EnhancementActivities:
                         "target_id": run.target_id,
                         "created_at": format_timestamp(draft.created_at),
                     },
-                    now,
-                    actor_id=run.requested_by,
                 )
-            await runs.append_run_event(
-                run,
-                "action_completed",
-                {
-                    "action": run_action.action,
-                    "draft_ids": [d.id for d in drafts],
-                    "artifact_ids": [a.id for a in artifacts],
-                    "completed_at": format_timestamp(now),
-                },
-                now,
-                actor_id=run.requested_by,
-            )
+                for draft in drafts
+            ]
+            completed: dict[str, Any] = {
+                "action": run_action.action,
+                "draft_ids": [d.id for d in drafts],
+                "artifact_ids": [a.id for a in artifacts],
+                "completed_at": format_timestamp(now),
+            }
+            events = [*created, ("action_completed", completed)]
+            await runs.append_run_events(run, events, now, actor_id=run.requested_by)
             await runs.touch_run(run.id)  # readers keyed on `updated_at` see the new drafts at once
             state = run.state
             if request.review_window_seconds is not None:

@@ -435,43 +435,55 @@ async def set_run_state(
 async def record_action_output(
     run_action: RunActionRow, output: ActionOutput
 ) -> tuple[list[DraftRow], list[ArtifactRow]]:
-    """Store one action's drafts and artifacts and mark it completed (call in a transaction)."""
-    drafts: list[DraftRow] = []
-    for proposal in output.drafts:
-        row = await db.fetchrow(
-            "INSERT INTO enhancement_drafts (id, run_id, run_action_id, action, field, proposed_value, confidence,"
-            " evidence_refs) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb) RETURNING *",
-            new_id("draft"),
-            run_action.run_id,
-            run_action.id,
-            run_action.action,
-            proposal.field,
-            json.dumps(proposal.proposed_value),
-            proposal.confidence,
-            _refs(proposal.evidence_refs),
+    """Store one action's drafts and artifacts and mark it completed (call in a transaction): one round trip."""
+    draft_ids = [new_id("draft") for _ in output.drafts]
+    artifact_ids = [new_id("art") for _ in output.artifacts]
+    row = await db.fetchrow(
+        """
+        WITH drafts AS (
+            INSERT INTO enhancement_drafts (id, run_id, run_action_id, action, field, proposed_value, confidence,
+                evidence_refs)
+            SELECT d.id, $1, $2, $3, d.field, d.value::jsonb, d.confidence, d.refs::jsonb
+            FROM unnest($4::text[], $5::text[], $6::text[], $7::float8[], $8::text[]) WITH ORDINALITY
+                AS d(id, field, value, confidence, refs, position)
+            ORDER BY d.position
+            RETURNING *
+        ), artifacts AS (
+            INSERT INTO enhancement_artifacts (id, run_id, run_action_id, action, type, title, summary, body,
+                evidence_refs)
+            SELECT a.id, $1, $2, $3, a.type, a.title, a.summary, a.body, a.refs::jsonb
+            FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+                WITH ORDINALITY AS a(id, type, title, summary, body, refs, position)
+            ORDER BY a.position
+            RETURNING *
+        ), completed AS (
+            UPDATE enhancement_run_actions SET state = 'completed', completed_at = clock_timestamp()
+            WHERE id = $2 RETURNING id
         )
-        drafts.append(_draft(row))
-    artifacts: list[ArtifactRow] = []
-    for material in output.artifacts:
-        row = await db.fetchrow(
-            "INSERT INTO enhancement_artifacts (id, run_id, run_action_id, action, type, title, summary, body,"
-            " evidence_refs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) RETURNING *",
-            new_id("art"),
-            run_action.run_id,
-            run_action.id,
-            run_action.action,
-            material.type,
-            material.title,
-            material.summary,
-            material.body,
-            _refs(material.evidence_refs),
-        )
-        artifacts.append(_artifact(row))
-    await db.execute(
-        "UPDATE enhancement_run_actions SET state = 'completed', completed_at = clock_timestamp() WHERE id = $1",
+        SELECT (SELECT coalesce(json_agg(drafts), '[]') FROM drafts) AS drafts,
+               (SELECT coalesce(json_agg(artifacts), '[]') FROM artifacts) AS artifacts,
+               (SELECT count(*) FROM completed) AS completed
+        """,
+        run_action.run_id,
         run_action.id,
+        run_action.action,
+        draft_ids,
+        [p.field for p in output.drafts],
+        [json.dumps(p.proposed_value) for p in output.drafts],
+        [p.confidence for p in output.drafts],
+        [_refs(p.evidence_refs) for p in output.drafts],
+        artifact_ids,
+        [m.type for m in output.artifacts],
+        [m.title for m in output.artifacts],
+        [m.summary for m in output.artifacts],
+        [m.body for m in output.artifacts],
+        [_refs(m.evidence_refs) for m in output.artifacts],
     )
-    return drafts, artifacts
+    assert row is not None and row["completed"] == 1
+    # RETURNING promises no order: put the rows back in the generator's.
+    drafts = {d["id"]: _draft_of(d) for d in json.loads(row["drafts"])}
+    artifacts = {a["id"]: _artifact_of(a) for a in json.loads(row["artifacts"])}
+    return [drafts[i] for i in draft_ids], [artifacts[i] for i in artifact_ids]
 
 
 async def fail_run_action(run_action_id: int, error_code: str) -> None:
@@ -590,6 +602,28 @@ async def queued_runs_older_than(seconds: float, limit: int = 100) -> list[str]:
         limit,
     )
     return [r["id"] for r in rows]
+
+
+async def append_run_events(
+    run: RunRow, events: list[tuple[str, dict[str, Any]]], occurred_at: datetime, *, actor_id: str
+) -> None:
+    """Append several `work_item_enhancement.<event>` for the run in one statement, in order (in the change's
+    transaction)."""
+    await outbox.append_events(
+        [
+            {
+                "type": f"work_item_enhancement.{event}",
+                "workspace_id": run.workspace_id,
+                "resource_type": "work_item_enhancement_run",
+                "resource_id": run.id,
+                "actor_id": actor_id,
+                "payload": {"run_id": run.id, **payload},
+                "occurred_at": occurred_at,
+                "project_id": run.project_id,
+            }
+            for event, payload in events
+        ]
+    )
 
 
 async def append_run_event(

@@ -50,7 +50,8 @@ async def append_event(
 
 
 async def append_events(events: list[dict[str, Any]]) -> list[str]:
-    """Insert many events in one statement (call inside the change's transaction); returns their ids.
+    """Insert many events in one statement, in the order given (call inside the change's transaction); returns
+    their ids.
 
     Each event is a dict with the keyword arguments of `append_event` (`project_id` is required).
     """
@@ -62,8 +63,9 @@ async def append_events(events: list[dict[str, Any]]) -> list[str]:
         " occurred_at, project_id, private_to) SELECT e.id, e.type, e.ws, e.rtype, e.rid, e.actor, e.payload::jsonb,"
         " e.source::jsonb, e.at, e.project, e.private_to"
         " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
-        " $8::text[], $9::timestamptz[], $10::text[], $11::text[])"
-        " AS e(id, type, ws, rtype, rid, actor, payload, source, at, project, private_to)",
+        " $8::text[], $9::timestamptz[], $10::text[], $11::text[]) WITH ORDINALITY"
+        " AS e(id, type, ws, rtype, rid, actor, payload, source, at, project, private_to, position)"
+        " ORDER BY e.position",  # the outbox's order (its id) is the order given
         ids,
         [e["type"] for e in events],
         [e["workspace_id"] for e in events],
