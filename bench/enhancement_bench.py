@@ -196,9 +196,9 @@ class CpuMeter:
 
 
 def cpu_line(before: dict[str, float], after: dict[str, float], runs: float) -> str:
-    """CPU milliseconds per run of each component that used any."""
-    parts = [f"{name} {(after[name] - before[name]) * 1000 / runs:.0f}" for name in after if after[name] > before[name]]
-    return ", ".join(parts)
+    """CPU milliseconds per run of each component that used any (a count of 0 is left out)."""
+    parts = [f"{name} {(after[name] - before[name]) * 1000 / runs:.0f}" for name in after]
+    return ", ".join(p for p in parts if not p.endswith(" 0"))
 
 
 # --- load generation -------------------------------------------------------------------------
@@ -576,8 +576,8 @@ async def bench(
                 print(f"| GET a run, 1 action | {ours_small:.0f} | {ours_small / bare_rps:.2f}x | ≥ 0.5x |")
                 per = (window + 1.0) / 1000  # the warm-up second runs too; CPU per request in µs below
                 print(
-                    f"\n- CPU per request (µs): bare {cpu_line(cpu_before, cpu_bare, bare_rps * per)}; "
-                    f"GET a run, 8 actions {cpu_line(cpu_bare, cpu_big, ours_big * per)}"
+                    f"\n- CPU per request (µs): bare endpoint: {cpu_line(cpu_before, cpu_bare, bare_rps * per)}; "
+                    f"GET a run, 8 actions: {cpu_line(cpu_bare, cpu_big, ours_big * per)}"
                 )
             print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:

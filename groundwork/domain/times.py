@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 
 
+# Answers format the same stored times over and over (a run's answer has dozens, read again on every GET):
+# a hit costs a twentieth of formatting. Bounded, so a stream of new times only recycles entries.
+@lru_cache(maxsize=32_768)
 def format_timestamp(value: datetime) -> str:
     """`2026-11-22T01:27:24.123456Z`, the one spelling DESIGN.md fixes for times and versions."""
     # isoformat() is C-fast where strftime() parses its format each call; the spelling is the same.
