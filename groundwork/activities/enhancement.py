@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -67,6 +68,15 @@ def _now() -> datetime:
 
 def _coded(failure: EnhancementFailure) -> ApplicationError:
     return ApplicationError(str(failure), type=failure.code, non_retryable=not failure.retryable)
+
+
+@dataclass(frozen=True)
+class _RunInputs:
+    """What every action of a run reads before it generates: loaded once per activity."""
+
+    run: runs.RunRow
+    item: WorkItem
+    gathered: GatheredEvidence
 
 
 class EnhancementActivities:
@@ -137,10 +147,23 @@ class EnhancementActivities:
         return await _with_heartbeats(self._perform_all(request))
 
     async def _perform_all(self, request: ActionsRequest) -> list[ActionResult]:
+        # The run, its work item, its evidence and its action rows are read once for all the actions.
+        requested = {a.request_id: a for a in await runs.list_run_actions(request.run_id)}
+        inputs: _RunInputs | None = None
+        if any(r is None or r.state != "completed" for r in (requested.get(i) for i in request.request_ids)):
+            try:
+                inputs = await self._inputs(request.run_id)
+            except ApplicationError as refused:
+                # Every action would have failed alike: name the first, as a failure of each would.
+                raise ApplicationError(
+                    refused.message, request.request_ids[0], type=refused.type, non_retryable=refused.non_retryable
+                ) from refused
         outcomes = await asyncio.gather(
             *(
-                self._perform(
-                    ActionRequest(request.run_id, request_id, review_window_seconds=request.review_window_seconds)
+                self._perform_loaded(
+                    ActionRequest(request.run_id, request_id, review_window_seconds=request.review_window_seconds),
+                    requested.get(request_id),
+                    inputs,
                 )
                 for request_id in request.request_ids
             ),
@@ -160,21 +183,34 @@ class EnhancementActivities:
             raise error
         return [o for o in outcomes if isinstance(o, ActionResult)]
 
+    async def _inputs(self, run_id: str) -> _RunInputs:
+        """The run, its work item as it is now, and the run's evidence (gathered and stored if not yet)."""
+        run = await runs.get_run_by_id(run_id)
+        if run is None:
+            raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
+        item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
+        if item is None:
+            raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
+        return _RunInputs(run, item, await self._gathered(run, item))
+
     async def _perform(self, request: ActionRequest) -> ActionResult:
         if request.action is not None:
             async with db.transaction():
                 await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
                 await runs.set_run_state(request.run_id, "running", from_states=REVIEWABLE_STATES)
         run_action = await runs.get_run_action(request.run_id, request.request_id)
-        run = await runs.get_run_by_id(request.run_id)
-        if run_action is None or run is None:
+        return await self._perform_loaded(request, run_action, None)
+
+    async def _perform_loaded(
+        self, request: ActionRequest, run_action: runs.RunActionRow | None, inputs: _RunInputs | None
+    ) -> ActionResult:
+        if run_action is None:
             raise ApplicationError(f"unknown action request {request}", non_retryable=True, type="not_found")
         if run_action.state == "completed":  # a retry after the commit: answer what was stored
             return await self._stored(run_action)
-        item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
-        if item is None:
-            raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
-        gathered = await self._gathered(run, item)
+        if inputs is None:
+            inputs = await self._inputs(request.run_id)
+        run, item, gathered = inputs.run, inputs.item, inputs.gathered
         code_context_reason = NO_CONNECTOR if run.code_context else NO_SCOPE
 
         async def generate() -> ActionOutput:
@@ -222,15 +258,18 @@ class EnhancementActivities:
             }
             events = [*created, ("action_completed", completed)]
             await runs.append_run_events(run, events, now, actor_id=run.requested_by)
-            await runs.touch_run(run.id)  # readers keyed on `updated_at` see the new drafts at once
+            # Readers keyed on `updated_at` see the new drafts at once.
             state = run.state
-            if request.review_window_seconds is not None:
+            if request.review_window_seconds is None:
+                await runs.touch_run(run.id)
+            else:
                 # The run row last, held only for the check: concurrent actions of one run queue here, and
-                # under READ COMMITTED each sees the others' committed completions once it holds the lock,
-                # so exactly the last one finds nothing pending and finishes the run.
-                run = await runs.lock_run_for_change(request.run_id)
-                assert run is not None
-                state = await self._complete(run, request.review_window_seconds)
+                # under READ COMMITTED each sees the others' committed completions once it holds the lock
+                # (the check is a statement of its own, after the lock), so exactly the last one finds
+                # nothing pending and finishes the run.
+                locked_run = await runs.touch_and_lock_run(request.run_id)
+                assert locked_run is not None
+                state = await self._complete(locked_run, request.review_window_seconds)
         return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts], state)
 
     async def _stored(self, run_action: runs.RunActionRow, state: str | None = None) -> ActionResult:

@@ -347,13 +347,19 @@ async def touch_run(run_id: str) -> None:
     await db.execute("UPDATE enhancement_runs SET updated_at = clock_timestamp() WHERE id = $1", run_id)
 
 
-async def lock_run_for_change(run_id: str) -> RunRow | None:
-    """Lock a run row against other changes of it, but not against rows that reference it (FOR NO KEY UPDATE).
+async def touch_and_lock_run(run_id: str) -> RunRow | None:
+    """Mark a run changed and hold its row until the transaction ends; returns it as changed (one round trip).
 
-    Inserting a draft takes a KEY SHARE lock on its run; a FOR UPDATE taken after such inserts by two
-    concurrent actions of one run would deadlock, FOR NO KEY UPDATE does not.
+    An UPDATE of a non-key column locks the row FOR NO KEY UPDATE, not FOR UPDATE: inserting a draft takes
+    a KEY SHARE lock on its run, and a FOR UPDATE taken after such inserts by two concurrent actions of
+    one run would deadlock.
     """
-    row = await db.fetchrow(f"{_RUN_SELECT} WHERE r.id = $1 FOR NO KEY UPDATE OF r", run_id)
+    row = await db.fetchrow(
+        "UPDATE enhancement_runs r SET updated_at = clock_timestamp() FROM work_items w"
+        " WHERE r.id = $1 AND w.id = r.target_id"
+        " RETURNING r.*, w.key AS target_key, w.title AS target_title, w.version AS target_version",
+        run_id,
+    )
     return _run(row) if row else None
 
 

@@ -11,9 +11,12 @@ import httpx
 import pytest
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateStage
 from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
+from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import EnhancementContext
+from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, ActionOutput
 from groundwork.domain.ids import new_id
 from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
@@ -22,7 +25,12 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import outbox
 from groundwork.services import enhancement as service
-from groundwork.workflows.enhancement import EnhancementRunInput, EnhancementRunWorkflow, RunActionUpdate
+from groundwork.workflows.enhancement import (
+    ActionsRequest,
+    EnhancementRunInput,
+    EnhancementRunWorkflow,
+    RunActionUpdate,
+)
 from tests.conftest import Workspace, free_port, idem, serving
 from tests.fakes.chat_completions import Script, chat_completions_endpoint
 from tests.integration.enhancement.conftest import create_run, own_queue, run_action
@@ -355,3 +363,25 @@ async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace
     await runs.store_run_evidence(run_id, [Evidence(EvidenceRef("passage", f"psg_{uuid.uuid4().hex}"), "x", "y")], [])
     stored = await runs.get_run_evidence(run_id)
     assert stored is not None and stored[0] == first
+
+
+async def test_actions_whose_run_cannot_be_read_fail_once_naming_the_first_request_and_write_nothing(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    async with (
+        own_queue(settings, temporal_client, start_worker=False) as (url, _),
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        run = (await create_run(http, workspace, key, work_item["id"], ["design", "estimate"], wait=0)).json()["data"]
+    rows = await db.fetch("SELECT request_id FROM enhancement_run_actions WHERE run_id = $1 ORDER BY id", run["id"])
+    request_ids = [r["request_id"] for r in rows]
+    assert len(request_ids) == 2
+    await db.execute("DELETE FROM enhancement_runs WHERE id = $1", run["id"])
+    activities = EnhancementActivities(ExtractiveEnhancer(), CorpusEvidence())
+    # The run, its work item and its evidence are read once for all the actions: one refusal, for the first.
+    with pytest.raises(ApplicationError) as refused:
+        await ActivityEnvironment().run(activities.perform_actions, ActionsRequest(run["id"], request_ids, 3600))
+    assert refused.value.type == "not_found" and refused.value.non_retryable
+    assert refused.value.details == (request_ids[0],)
+    assert await db.fetch("SELECT id FROM enhancement_drafts WHERE run_id = $1", run["id"]) == []
