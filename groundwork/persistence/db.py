@@ -7,6 +7,7 @@ an argument) refuses into `UnusableValue`: a coded 400 on every transport, whate
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -154,17 +155,53 @@ async def transaction() -> AsyncIterator[Any]:
     """A transaction that every query in the block joins (Piccolo tracks it in a context variable); a lost
     connection at BEGIN or COMMIT is `DatabaseUnavailable` (queries in the block translate their own)."""
     tx = engine().transaction()
-    with _reachable():
-        entered = await tx.__aenter__()
+    try:
+        with _reachable():
+            entered = await tx.__aenter__()
+    except BaseException:
+        await _give_back(tx)
+        raise
     try:
         yield entered
     except BaseException as exc:
         # The block's own exception goes on unchanged (its queries translated theirs already); this rolls back.
-        if not await tx.__aexit__(type(exc), exc, exc.__traceback__):
+        try:
+            rolled_back = await tx.__aexit__(type(exc), exc, exc.__traceback__)
+        except Exception:
+            # The ROLLBACK failed too (the connection is gone, which ends the transaction anyway): the
+            # block's own exception is the one to report.
+            await _give_back(tx)
+            raise exc from None
+        except BaseException:
+            await _give_back(tx)
+            raise
+        if not rolled_back:
             raise
     else:
-        with _reachable():
-            await tx.__aexit__(None, None, None)
+        try:
+            with _reachable():
+                await tx.__aexit__(None, None, None)
+        except BaseException:
+            await _give_back(tx)
+            raise
+
+
+async def _give_back(tx: Any) -> None:
+    """Return the connection of a transaction whose BEGIN, COMMIT or ROLLBACK failed or was cancelled.
+
+    Piccolo releases a transaction's connection only after a successful COMMIT or ROLLBACK: otherwise it
+    stays borrowed for good, the pool shrinks by one, and closing the pool waits for it for ever."""
+    connection = getattr(tx, "connection", None)
+    if tx._parent is not None or connection is None or tx.engine.pool is None:
+        return
+    tx.connection = None
+    context = getattr(tx, "context", None)
+    if context is not None:
+        with contextlib.suppress(ValueError, RuntimeError):
+            tx.engine.current_transaction.reset(context)
+    # asyncpg shields the release from cancellation, rolls back what is open, and closes a broken connection.
+    with contextlib.suppress(Exception):
+        await tx.engine.pool.release(connection)
 
 
 @asynccontextmanager
