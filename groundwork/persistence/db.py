@@ -171,7 +171,7 @@ async def transaction() -> AsyncIterator[Any]:
             # The ROLLBACK failed too (the connection is gone, which ends the transaction anyway): the
             # block's own exception is the one to report.
             await _give_back(tx)
-            raise exc from None
+            raise exc  # noqa: B904 (the block's exception; the failed rollback stays as its context)
         except BaseException:
             await _give_back(tx)
             raise
