@@ -636,13 +636,4 @@ async def append_run_event(
     run: RunRow, event: str, payload: dict[str, Any], occurred_at: datetime, *, actor_id: str
 ) -> None:
     """Append `work_item_enhancement.<event>` for the run (call in the change's transaction)."""
-    await outbox.append_event(
-        type=f"work_item_enhancement.{event}",
-        workspace_id=run.workspace_id,
-        resource_type="work_item_enhancement_run",
-        resource_id=run.id,
-        actor_id=actor_id,
-        payload={"run_id": run.id, **payload},
-        occurred_at=occurred_at,
-        project_id=run.project_id,
-    )
+    await append_run_events(run, [(event, payload)], occurred_at, actor_id=actor_id)
