@@ -354,7 +354,9 @@ async def test_concurrent_secret_rotations_lose_no_secret_within_its_overlap(
         f"/api/v1/webhook-endpoints/{endpoint['id']}/test", headers=workspace.headers(key, **idem())
     )
     assert sent.status_code == 202, sent.text
-    [request] = await receiver.wait_for(1, timeout=30)
+    # Late in a full session this one delivery has taken 16-18 s and once over 30 (alone: under a second);
+    # the wait is for that latency, not part of what the test proves. The cause is being looked into.
+    [request] = await receiver.wait_for(1, timeout=90)
     assert len(request.headers["webhook-signature"].split(" ")) == RACERS + 1
     for secret in issued:
         Webhook(secret).verify(request.body, request.headers)
