@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from litestar.serialization import encode_json
+
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
 
@@ -74,6 +76,14 @@ def artifact_resource(artifact: Any) -> dict[str, Any]:
         "evidenceRefs": artifact.evidence_refs,
         "createdAt": timestamp(artifact.created_at),
     }
+
+
+def run_document(view: Any) -> bytes:
+    """`{"data": run}` encoded as JSON, once per view (a view is reused while its run is unchanged)."""
+    document: bytes | None = view.renderings.get("rest")
+    if document is None:
+        document = view.renderings["rest"] = encode_json({"data": run_resource(view)})
+    return document
 
 
 def run_resource(view: Any) -> dict[str, Any]:

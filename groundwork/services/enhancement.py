@@ -113,6 +113,9 @@ class RunView:
     eligible: dict[str, bool] = field(default_factory=dict)
     # Why each draft is not applyEligible (None when it is).
     ineligible_reasons: dict[str, str | None] = field(default_factory=dict)
+    # A transport's encoding of this view, kept with it: a view is never changed once built, and `load_run`
+    # hands out the same view while the run, the caller's rights and the review window are unchanged.
+    renderings: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def expired(self) -> bool:
@@ -239,11 +242,31 @@ async def _contents_of(run: runs.RunRow) -> Contents:
     return actions, drafts, artifacts
 
 
+# The views last built, by run id and caller rights, with whether the review window had ended when built.
+# The run row (read on every request, its `updated_at` bumped by every change of the run's contents and
+# carrying its target's live version) must equal the one the view was built from for it to be reused.
+_views_built: OrderedDict[tuple[str, CallerRights], tuple[bool, RunView]] = OrderedDict()
+
+
 async def load_run(principal: Principal, run_id: str) -> RunView:
-    """A run the caller can see, with its actions, drafts and artifacts (two round trips when unchanged)."""
+    """A run the caller can see, with its actions, drafts and artifacts (one round trip when unchanged)."""
     run, permissions = await _visible_run(principal, run_id)
+    rights = _rights(principal, "work_items:write" in permissions)
+    expired = review_expired(run.state, run.review_expires_at, datetime.now(UTC))
+    key = (run.id, rights)
+    cached = _views_built.get(key)
+    if cached is not None and cached[0] == expired and cached[1].run == run:
+        _views_built.move_to_end(key)
+        return cached[1]
     actions, drafts, artifacts = await _contents_of(run)
-    return _view(run, actions, drafts, artifacts, _rights(principal, "work_items:write" in permissions))
+    view = _view(run, actions, drafts, artifacts, rights)
+    kept = _contents.get(run.id)
+    if kept is not None and kept[0] == run.updated_at:  # contents of this very run row: safe to hand out again
+        _views_built[key] = (expired, view)
+        _views_built.move_to_end(key)
+        while len(_views_built) > _CONTENTS_KEPT:
+            _views_built.popitem(last=False)
+    return view
 
 
 async def _reload(principal: Principal, run: runs.RunRow) -> RunView:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
 from groundwork.api.documented import documented
-from groundwork.api.resources import artifact_resource, draft_resource, run_resource
+from groundwork.api.resources import artifact_resource, draft_resource, run_document, run_resource
 from groundwork.domain.enhancement.model import (
     ACTIONS,
     MAX_ACTIONS,
@@ -128,8 +128,11 @@ class EnhancementRunController(Controller):
         return {"data": [run_resource(v) for v in views], "page": page}
 
     @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
-    async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> dict[str, Any]:
-        return {"data": run_resource(await service.load_run(request.user, run_id))}
+    async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[dict[str, Any]]:
+        view = await service.load_run(request.user, run_id)
+        # The body is already JSON (kept with the view): Litestar sends bytes as they are; the annotation
+        # still documents the object.
+        return Response(run_document(view), media_type=MediaType.JSON)  # type: ignore[arg-type]
 
     @post(
         "/{run_id:str}/actions",
