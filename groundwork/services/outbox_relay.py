@@ -146,8 +146,9 @@ class OutboxRelay:
         # Notifications are created from the same claim, in its transaction; their sends start after it.
         self.notifications = NotificationFanout(get_client, settings)
 
-    async def run_once(self) -> int:
-        """Dispatch every undispatched event, restart deliveries left unstarted; returns workflows started."""
+    async def run_once(self, *, restart_stranded: bool = True) -> int:
+        """Dispatch every undispatched event and (unless told not to) restart deliveries left unstarted; returns
+        workflows started."""
         started = 0
         while True:
             claimed, created = await repo.dispatch_outbox_batch(self.batch_size, on_claimed=self.notifications.consume)
@@ -155,6 +156,12 @@ class OutboxRelay:
             started += await self.notifications.start_consumed()
             if claimed < self.batch_size:
                 break
+        if restart_stranded:
+            started += await self._restart_stranded()
+        return started
+
+    async def _restart_stranded(self) -> int:
+        started = 0
         while True:
             stranded = await repo.claim_unstarted(self.restart_grace_seconds, self.batch_size)
             started += await self.starter.start(stranded)
@@ -169,13 +176,22 @@ class OutboxRelay:
         wake = asyncio.Event()
         listener: asyncpg.Connection | None = None
         failures = 0
+        loop = asyncio.get_running_loop()
+        # A delivery counts as stranded only `restart_grace_seconds` after its start was asked for, so looking
+        # for stranded ones more often than that finds nothing: under load the relay passes many times a
+        # second, and those three statements were most of an idle pass's round trips.
+        restart_every = min(self.sweep_seconds, self.restart_grace_seconds)
+        next_restart = loop.time()
         try:
             while not stop.is_set():
                 if listener is None or listener.is_closed():
                     listener = await self._listen(wake)
                 wake.clear()
                 try:
-                    await self.run_once()
+                    restart = loop.time() >= next_restart
+                    await self.run_once(restart_stranded=restart)
+                    if restart:
+                        next_restart = loop.time() + restart_every
                     failures = 0
                 except Exception:
                     failures += 1

@@ -153,3 +153,42 @@ async def test_deliveries_are_searchable_in_temporal_by_endpoint_type_and_status
         return len([w async for w in temporal_client.list_workflows(query)]) == 1
 
     await wait_until(visible, what="the delivery in Temporal visibility")
+
+
+async def test_a_running_relay_looks_for_stranded_deliveries_once_per_grace_period_and_still_starts_them(
+    client: httpx.AsyncClient,
+    workspace: Workspace,
+    worker: Any,
+    temporal_client: Any,
+    webhook_settings: Any,
+    receivers: Callable[[], Awaitable[Receiver]],
+    monkeypatch: Any,
+) -> None:
+    key = await workspace.key(admin=True)
+    receiver = await receivers()
+    await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
+    stranded_event = await emit(workspace, "notification.created")
+    await repo.dispatch_outbox_batch(1000)  # claimed by a relay that died before starting anything
+    looks = 0
+    claim_unstarted = repo.claim_unstarted
+
+    async def counted(*args: Any) -> Any:  # the real statement, counted
+        nonlocal looks
+        looks += 1
+        return await claim_unstarted(*args)
+
+    monkeypatch.setattr(repo, "claim_unstarted", counted)
+    relay = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=1.0, sweep_seconds=60)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    try:
+        sent = []
+        for _ in range(25):  # 25 notifications in 2.5 s: the relay passes about as often
+            sent.append(await emit(workspace, "notification.created"))
+            await asyncio.sleep(0.1)
+        await receiver.wait_for(26, timeout=20)
+        assert sorted(r.headers["webhook-id"] for r in receiver.requests) == sorted([stranded_event, *sent])
+        assert 2 <= looks <= 4, looks  # at the first pass, then once a grace period (2.5 s / 1 s)
+    finally:
+        stop.set()
+        await task
