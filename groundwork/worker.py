@@ -39,7 +39,7 @@ from groundwork.observability.logs import configure_logging
 from groundwork.observability.metrics import MetricsServer
 from groundwork.observability.temporal_sdk import sdk_metrics_runtime
 from groundwork.persistence import db
-from groundwork.services import search_replica
+from groundwork.services import corpus_search, project_access, search_replica
 from groundwork.services.enhancement import sweep_queued_runs
 from groundwork.services.operational_metrics import refresh_gauges
 from groundwork.services.outbox_relay import OutboxRelay
@@ -101,7 +101,12 @@ def build_worker(
     evidence: EvidenceSource | None = None,
 ) -> Worker:
     """A worker for every Groundwork workflow and activity on `task_queue` (sends configured by `settings`)."""
-    enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), evidence or CorpusEvidence())
+    # Draft evidence checks the requester's context:read and the index's serving state on every run: the
+    # worker keeps both cached, dropped by the change feed like an API process's.
+    evidence = evidence or CorpusEvidence(
+        holds=project_access.principal_holds, serving_state=corpus_search.serving_state
+    )
+    enhancement = EnhancementActivities(enhancer or ExtractiveEnhancer(), evidence)
     notifications = NotificationActivities(settings)
     webhooks = WebhookActivities(settings)
     retention = RetentionActivities(settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from groundwork.domain.context_engine.model import freshness
@@ -10,7 +11,7 @@ from groundwork.domain.enhancement.enhancer import Evidence
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.persistence.repositories import tenancy
 from groundwork.search.package_search import project_packages
-from groundwork.search.passages import project_passages
+from groundwork.search.passages import ServingState, load_serving_state, project_passages
 
 # Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
 _QUERY_WORDS = 48
@@ -19,14 +20,27 @@ PACKAGES_PER_ACTION = 5
 
 
 class CorpusEvidence:
-    """Passages and context packages of the project that match the work item, as the requester may see them."""
+    """Passages and context packages of the project that match the work item, as the requester may see them.
+
+    `holds` (does a principal hold a permission on a project) and `serving_state` (what does not serve in an
+    index snapshot) read PostgreSQL by default; the worker passes its cached ones, dropped by the change feed.
+    """
+
+    def __init__(
+        self,
+        *,
+        holds: Callable[[str, str, str], Awaitable[bool]] = tenancy.principal_holds,
+        serving_state: Callable[[int], Awaitable[ServingState]] = load_serving_state,
+    ) -> None:
+        self.holds = holds
+        self.serving_state = serving_state
 
     async def gather(
         self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
     ) -> list[Evidence]:
         """The best passages, then the matching packages; none if the requester lacks context:read."""
         # Drafts must not carry evidence the person who asked for them could not read themselves.
-        if not await tenancy.principal_holds(requested_by, project_id, "context:read"):
+        if not await self.holds(requested_by, project_id, "context:read"):
             return []
         query = _query(title, fields)
         # Both searches read their index in a worker thread: side by side, a run waits for the slower only.
@@ -37,7 +51,9 @@ class CorpusEvidence:
 
     async def passages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
         """Best passages of the project's corpus for the query (words of the work item)."""
-        hits = await project_passages(workspace_id, project_id, query, limit=PASSAGES_PER_ACTION)
+        hits = await project_passages(
+            workspace_id, project_id, query, limit=PASSAGES_PER_ACTION, serving_state=self.serving_state
+        )
         return [
             Evidence(
                 EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section

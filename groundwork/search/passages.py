@@ -9,7 +9,7 @@ neither reaches into the other's layer.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,8 +128,17 @@ def search_snapshot(
     return page, [passage_hit(hit, searcher.doc(hit.address), highlight) for hit in page.hits]
 
 
-async def project_passages(workspace_id: str, project_id: str, text: str, limit: int = 10) -> list[PassageHit]:
+async def project_passages(
+    workspace_id: str,
+    project_id: str,
+    text: str,
+    limit: int = 10,
+    *,
+    serving_state: Callable[[int], Awaitable[ServingState]] = load_serving_state,
+) -> list[PassageHit]:
     """Best passages of one project for free text (every word optional), for services grounding drafts.
+
+    `serving_state` reads what does not serve in a snapshot (a long-running process passes its cached one).
 
     The caller has already established that its principal may read the project's context; only
     `general` sources are used, since what is built from them may be shown to anyone on the project.
@@ -142,7 +151,7 @@ async def project_passages(workspace_id: str, project_id: str, text: str, limit:
     snapshot = await asyncio.to_thread(index.snapshot)
     if snapshot is None:
         return []
-    state = await load_serving_state(snapshot.applied_seq)
+    state = await serving_state(snapshot.applied_seq)
     filters = SearchFilters(
         workspace_id,
         [project_id],

@@ -64,6 +64,11 @@ def forget_cached_serving_state() -> None:
     _serving.invalidate()
 
 
+async def serving_state(applied_seq: int) -> ServingState:
+    """What does not serve in a snapshot at `applied_seq`, cached while the change feed is live."""
+    return await _serving.load(applied_seq, lambda: load_serving_state(applied_seq))
+
+
 @dataclass(frozen=True)
 class CorpusSearch:
     """A search as a caller asks it (validated by `search_corpus`)."""
@@ -152,7 +157,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
             # Passages exist but no index serves them (deleted, or being rebuilt): an empty page would lie.
             raise SearchIndexUnavailable("The search index is being rebuilt; retry shortly.")
         return empty
-    state = await _serving.load(snapshot.applied_seq, lambda: load_serving_state(snapshot.applied_seq))
+    state = await serving_state(snapshot.applied_seq)
     classes = allowed_classes(principal.scopes)
     filters = SearchFilters(
         principal.workspace_id,

@@ -17,11 +17,20 @@ CONTEXT_WRITE = "context:write"
 
 # The TTL only bounds memory of idle entries: correctness comes from the change feed's invalidation.
 _permissions: InvalidatedCache[tuple[str, str, bool, str], frozenset[str] | None] = InvalidatedCache(ttl_seconds=60.0)
+_holds: InvalidatedCache[tuple[str, str, str], bool] = InvalidatedCache(ttl_seconds=60.0)
 
 
 def forget_cached_permissions() -> None:
     """Drop cached permissions (the change feed calls this when memberships, roles or projects change)."""
     _permissions.invalidate()
+    _holds.invalidate()
+
+
+async def principal_holds(principal_id: str, project_id: str, permission: str) -> bool:
+    """Whether a principal known by id only (a run's requester) holds `permission` on a project, cached."""
+    return await _holds.load(
+        (principal_id, project_id, permission), lambda: tenancy.principal_holds(principal_id, project_id, permission)
+    )
 
 
 async def project_permissions(principal: Principal, project_id: str) -> frozenset[str] | None:

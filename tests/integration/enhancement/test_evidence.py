@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from groundwork.persistence import change_feed, db
 from tests.conftest import Workspace
 from tests.integration.context_engine.helpers import body, register
 from tests.integration.context_engine.helpers import contribute as contribute_package
@@ -51,6 +52,25 @@ async def test_a_requester_without_context_read_gets_no_corpus_evidence(
     refs = {r["kind"] for d in run["drafts"] for r in d["evidenceRefs"]}
     assert refs == {"work_item"}
     assert "application logs" not in run["drafts"][0]["proposedValue"]
+
+
+async def test_the_requesters_context_read_is_checked_afresh_after_a_role_change(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    await contribute(workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
+    ana = await workspace.key("ana", memberships={"ALPHA": "contributor"})
+
+    def corpus_refs(run: dict[str, Any]) -> set[str]:
+        return {r["kind"] for d in run["drafts"] for r in d["evidenceRefs"]} - {"work_item"}
+
+    first = (await create_run(client, workspace, ana, work_item["id"], ["requirements"])).json()["data"]
+    assert corpus_refs(first) == {"passage"}
+    # The worker keeps whether a requester may read the project's context: a change of role drops it.
+    await db.execute("UPDATE memberships SET role = 'guest' WHERE principal_id = $1", workspace.principals["ana"])
+    await change_feed.caught_up()
+    second = (await create_run(client, workspace, ana, work_item["id"], ["requirements"])).json()["data"]
+    assert second["state"] == "ready_for_review" and corpus_refs(second) == set()
+    assert "application logs" not in second["drafts"][0]["proposedValue"]
 
 
 async def test_drafts_cite_matching_ready_context_packages_of_the_project(
