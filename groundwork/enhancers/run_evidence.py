@@ -9,6 +9,7 @@ joins in `RunEvidence.gather`.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,11 +37,17 @@ class GatheredEvidence:
     reference_items: tuple[ReferenceItem, ...]
 
 
+# Stored evidence never changes (the first gathering wins), so a process keeps the last few hundred runs'
+# copies: a run's first step stores it and its actions, moments later and usually here, read it back.
+_KEPT = 256
+
+
 class RunEvidence:
     """Gathers a run's evidence once and hands the stored copy to each of its actions."""
 
     def __init__(self, corpus: EvidenceSource) -> None:
         self.corpus = corpus
+        self._kept: OrderedDict[str, GatheredEvidence] = OrderedDict()
 
     async def gather(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """Every source of evidence for the run, as the requester may see it (the seam for new sources)."""
@@ -51,11 +58,19 @@ class RunEvidence:
 
     async def for_run(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """The run's stored evidence; gathered and stored first if no step has done so yet."""
+        kept = self._kept.get(run.id)
+        if kept is not None:
+            self._kept.move_to_end(run.id)
+            return kept
         stored = await runs.get_run_evidence(run.id)
         if stored is None:
             gathered = await self.gather(run, item)
-            await runs.store_run_evidence(run.id, list(gathered.evidence), list(gathered.reference_items))
-            stored = await runs.get_run_evidence(run.id)  # a concurrent gatherer may have stored first
-            assert stored is not None
+            stored = await runs.store_run_evidence(run.id, list(gathered.evidence), list(gathered.reference_items))
+            if stored is None:  # a concurrent gatherer stored first: its copy is the run's
+                stored = await runs.get_run_evidence(run.id)
+                assert stored is not None
         evidence, references = stored
-        return GatheredEvidence(tuple(evidence), tuple(references))
+        kept = self._kept[run.id] = GatheredEvidence(tuple(evidence), tuple(references))
+        while len(self._kept) > _KEPT:
+            self._kept.popitem(last=False)
+        return kept

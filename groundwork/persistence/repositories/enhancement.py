@@ -286,19 +286,26 @@ async def count_run_actions(run_id: str) -> int:
     return int(row["n"]) if row else 0
 
 
-async def store_run_evidence(run_id: str, evidence: list[Evidence], references: list[ReferenceItem]) -> None:
-    """Keep what a run's actions draw on; the first gathering wins (a retry or a racing one changes nothing)."""
+async def store_run_evidence(
+    run_id: str, evidence: list[Evidence], references: list[ReferenceItem]
+) -> tuple[list[Evidence], list[ReferenceItem]] | None:
+    """Keep what a run's actions draw on; the first gathering wins (a retry or a racing one changes nothing).
+
+    Returns the stored copy, exactly as `get_run_evidence` will read it, when this call stored it; None when
+    another had already.
+    """
     items = [
         {"kind": e.ref.kind, "id": e.ref.id, "text": e.text, "label": e.label, "section": e.section} for e in evidence
     ]
     refs = [{"id": r.id, "key": r.key, "title": r.title, "estimate": r.estimate, "text": r.text} for r in references]
-    await db.execute(
+    stored = await db.fetchrow(
         "INSERT INTO enhancement_run_evidence (run_id, items, reference_items) VALUES ($1, $2::jsonb, $3::jsonb)"
-        " ON CONFLICT (run_id) DO NOTHING",
+        " ON CONFLICT (run_id) DO NOTHING RETURNING true AS stored",
         run_id,
         json.dumps(items),
         json.dumps(refs),
     )
+    return _run_evidence(items, refs) if stored is not None else None
 
 
 async def get_run_evidence(run_id: str) -> tuple[list[Evidence], list[ReferenceItem]] | None:
@@ -306,14 +313,14 @@ async def get_run_evidence(run_id: str) -> tuple[list[Evidence], list[ReferenceI
     row = await db.fetchrow("SELECT items, reference_items FROM enhancement_run_evidence WHERE run_id = $1", run_id)
     if row is None:
         return None
-    evidence = [
-        Evidence(EvidenceRef(i["kind"], i["id"]), i["text"], i["label"], i.get("section"))
-        for i in json.loads(row["items"])
-    ]
-    references = [
-        ReferenceItem(r["id"], r["key"], r["title"], float(r["estimate"]), r["text"])
-        for r in json.loads(row["reference_items"])
-    ]
+    return _run_evidence(json.loads(row["items"]), json.loads(row["reference_items"]))
+
+
+def _run_evidence(
+    items: list[dict[str, Any]], refs: list[dict[str, Any]]
+) -> tuple[list[Evidence], list[ReferenceItem]]:
+    evidence = [Evidence(EvidenceRef(i["kind"], i["id"]), i["text"], i["label"], i.get("section")) for i in items]
+    references = [ReferenceItem(r["id"], r["key"], r["title"], float(r["estimate"]), r["text"]) for r in refs]
     return evidence, references
 
 

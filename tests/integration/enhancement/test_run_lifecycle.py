@@ -15,7 +15,7 @@ from temporalio.testing import ActivityEnvironment
 
 from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.config import Settings
-from groundwork.domain.enhancement.enhancer import EnhancementContext
+from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence, ReferenceItem
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, ActionOutput
 from groundwork.domain.ids import new_id
@@ -45,6 +45,7 @@ class CountingEvidence(CorpusEvidence):
     """The real corpus evidence, counting how often a run's evidence is gathered."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.calls = 0
 
     async def gather(self, *args: Any) -> Any:
@@ -341,7 +342,6 @@ async def test_create_with_temporal_unreachable_stores_the_run_queued_and_the_sw
 
 
 async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace, work_item: dict[str, Any]) -> None:
-    from groundwork.domain.enhancement.enhancer import Evidence
     from groundwork.domain.enhancement.model import EvidenceRef
 
     await workspace.key("owner", admin=True)
@@ -359,10 +359,16 @@ async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace
             generator="extractive-v2",
         )
     first = [Evidence(EvidenceRef("passage", "psg_1"), "First passage text.", "Doc", "Doc > Risks")]
-    await runs.store_run_evidence(run_id, first, [])
-    await runs.store_run_evidence(run_id, [Evidence(EvidenceRef("passage", f"psg_{uuid.uuid4().hex}"), "x", "y")], [])
+    references = [ReferenceItem("wi_1", "DSP-1", "Done before", 3, "Estimated at three.")]
+    kept = await runs.store_run_evidence(run_id, first, references)
+    late = await runs.store_run_evidence(
+        run_id, [Evidence(EvidenceRef("passage", f"psg_{uuid.uuid4().hex}"), "x", "y")], []
+    )
     stored = await runs.get_run_evidence(run_id)
     assert stored is not None and stored[0] == first
+    # The storing call's copy is exactly what every later reader gets (a whole estimate reads back as 3.0).
+    assert kept == stored and isinstance(kept[1][0].estimate, float)
+    assert late is None  # the later gathering stored nothing
 
 
 async def test_actions_whose_run_cannot_be_read_fail_once_naming_the_first_request_and_write_nothing(
