@@ -102,8 +102,7 @@ class EnhancementActivities:
     @activity.defn(name="enhancement_prepare_run")
     async def prepare_run(self, run_id: str) -> PreparedRun:
         """queued -> running, and the run's evidence gathered once for all its actions (a local activity)."""
-        await runs.set_run_state(run_id, "running", from_states=("queued",))
-        run = await runs.get_run_by_id(run_id)
+        run = await runs.start_run(run_id)
         if run is None:
             raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
         actions = await runs.list_run_actions(run_id)
@@ -257,19 +256,22 @@ class EnhancementActivities:
                 "completed_at": format_timestamp(now),
             }
             events = [*created, ("action_completed", completed)]
-            await runs.append_run_events(run, events, now, actor_id=run.requested_by)
             # Readers keyed on `updated_at` see the new drafts at once.
             state = run.state
             if request.review_window_seconds is None:
+                await runs.append_run_events(run, events, now, actor_id=run.requested_by)
                 await runs.touch_run(run.id)
             else:
                 # The run row last, held only for the check: concurrent actions of one run queue here, and
                 # under READ COMMITTED each sees the others' committed completions once it holds the lock
                 # (the check is a statement of its own, after the lock), so exactly the last one finds
-                # nothing pending and finishes the run.
+                # nothing pending and finishes the run. Its events and the run's `completed` are one insert.
                 locked_run = await runs.touch_and_lock_run(request.run_id)
                 assert locked_run is not None
-                state = await self._complete(locked_run, request.review_window_seconds)
+                state, finished = await self._settle(locked_run, request.review_window_seconds, now)
+                if finished is not None:
+                    events.append(("completed", finished))
+                await runs.append_run_events(run, events, now, actor_id=run.requested_by)
         return ActionResult(run_action.action, [d.id for d in drafts], [a.id for a in artifacts], state)
 
     async def _stored(self, run_action: runs.RunActionRow, state: str | None = None) -> ActionResult:
@@ -282,28 +284,32 @@ class EnhancementActivities:
     async def _complete(self, run: runs.RunRow, review_window_seconds: int) -> str:
         """running -> ready_for_review (or back to applied) with the `completed` event, unless an action is
         still pending; call in a transaction holding the run's row lock. Returns the run's state."""
+        now = _now()
+        state, finished = await self._settle(run, review_window_seconds, now)
+        if finished is not None:
+            await runs.append_run_event(run, "completed", finished, now, actor_id=run.requested_by)
+        return state
+
+    async def _settle(
+        self, run: runs.RunRow, review_window_seconds: int, now: datetime
+    ) -> tuple[str, dict[str, Any] | None]:
+        """The run's state once nothing is pending, and the payload of its `completed` event when this call
+        finished it (the caller appends the event); call in a transaction holding the run's row lock."""
         facts = await runs.completion_facts(run.id)
         if run.state != "running" or facts.pending:
-            return run.state
+            return run.state, None
         next_state = state_after_action(facts.has_applies)
-        expires = run.review_expires_at or _now() + timedelta(seconds=review_window_seconds)
+        expires = run.review_expires_at or now + timedelta(seconds=review_window_seconds)
         await runs.set_run_state(
             run.id, next_state, from_states=("running",), review_expires_at=expires, completed=True
         )
-        now = _now()
-        await runs.append_run_event(
-            run,
-            "completed",
-            {
-                "target_id": run.target_id,
-                "draft_count": facts.drafts,
-                "artifact_count": facts.artifacts,
-                "completed_at": format_timestamp(now),
-            },
-            now,
-            actor_id=run.requested_by,
-        )
-        return next_state
+        finished = {
+            "target_id": run.target_id,
+            "draft_count": facts.drafts,
+            "artifact_count": facts.artifacts,
+            "completed_at": format_timestamp(now),
+        }
+        return next_state, finished
 
     @activity.defn(name="enhancement_finish_run")
     async def finish_run(self, run_id: str, review_window_seconds: int) -> str:

@@ -378,6 +378,26 @@ async def run_for_request(workspace_id: str, request_key: str) -> RunRow | None:
     return _run(row) if row else None
 
 
+async def start_run(run_id: str) -> RunRow | None:
+    """queued -> running if the run is queued, and the run as it then is (one round trip); None if unknown."""
+    row = await db.fetchrow(
+        """
+        WITH started AS (
+            UPDATE enhancement_runs SET state = 'running', updated_at = clock_timestamp()
+            WHERE id = $1 AND state = 'queued' RETURNING *
+        )
+        SELECT s.*, w.key AS target_key, w.title AS target_title, w.version AS target_version
+        FROM started s JOIN work_items w ON w.id = s.target_id
+        UNION ALL
+        SELECT r.*, w.key AS target_key, w.title AS target_title, w.version AS target_version
+        FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id
+        WHERE r.id = $1 AND NOT EXISTS (SELECT 1 FROM started)
+        """,
+        run_id,
+    )
+    return _run(row) if row else None
+
+
 async def get_run_by_id(run_id: str, *, for_update: bool = False) -> RunRow | None:
     """A run by id alone (for activities, which act for the workflow, not for a caller)."""
     lock = " FOR UPDATE OF r" if for_update else ""

@@ -127,6 +127,11 @@ async def test_outbox_events_match_the_spec_payloads(
     assert types.count("work_item_enhancement.action_completed") == 2
     assert types.count("work_item_enhancement.draft_created") == 2
     assert types.count("work_item_enhancement.completed") == 1 and types[-1] == "work_item_enhancement.applied"
+    # Each action's drafts before its completion, and the run's completion after every action's.
+    assert types.index("work_item_enhancement.completed") == len(types) - 2
+    for position, kind in enumerate(types):
+        if kind == "work_item_enhancement.draft_created":
+            assert "work_item_enhancement.action_completed" in types[position + 1 :]
     keys = {
         "work_item_enhancement.queued": {"run_id", "target_type", "target_id", "requested_actions", "queued_at"},
         "work_item_enhancement.action_completed": {"run_id", "action", "draft_ids", "artifact_ids", "completed_at"},
