@@ -102,14 +102,13 @@ class EnhancementActivities:
     @activity.defn(name="enhancement_prepare_run")
     async def prepare_run(self, run_id: str) -> PreparedRun:
         """queued -> running, and the run's evidence gathered once for all its actions (a local activity)."""
-        run = await runs.start_run(run_id)
-        if run is None:
+        found = await runs.start_run(run_id)
+        if found is None:
             raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
-        actions = await runs.list_run_actions(run_id)
-        pending = [a.request_id for a in actions if a.state == "pending"]
+        pending = [a.request_id for a in found.actions if a.state == "pending"]
         if pending:
-            await self._gathered(run)
-        return PreparedRun(pending, len(actions))
+            await self._gathered(found.run, found.item)
+        return PreparedRun(pending, len(found.actions))
 
     @activity.defn(name="enhancement_start_run")
     async def start_run(self, run_id: str) -> list[str]:
@@ -146,12 +145,14 @@ class EnhancementActivities:
         return await _with_heartbeats(self._perform_all(request))
 
     async def _perform_all(self, request: ActionsRequest) -> list[ActionResult]:
-        # The run, its work item, its evidence and its action rows are read once for all the actions.
-        requested = {a.request_id: a for a in await runs.list_run_actions(request.run_id)}
+        # The run, its work item and its action rows (one statement) and its evidence are read once for all
+        # the actions.
+        found = await runs.run_inputs(request.run_id)
+        requested = {a.request_id: a for a in found.actions} if found is not None else {}
         inputs: _RunInputs | None = None
         if any(r is None or r.state != "completed" for r in (requested.get(i) for i in request.request_ids)):
             try:
-                inputs = await self._inputs(request.run_id)
+                inputs = await self._inputs(request.run_id, found)
             except ApplicationError as refused:
                 # Every action would have failed alike: name the first, as a failure of each would.
                 raise ApplicationError(
@@ -182,15 +183,12 @@ class EnhancementActivities:
             raise error
         return [o for o in outcomes if isinstance(o, ActionResult)]
 
-    async def _inputs(self, run_id: str) -> _RunInputs:
+    async def _inputs(self, run_id: str, found: runs.RunInputs | None = None) -> _RunInputs:
         """The run, its work item as it is now, and the run's evidence (gathered and stored if not yet)."""
-        run = await runs.get_run_by_id(run_id)
-        if run is None:
+        found = found or await runs.run_inputs(run_id)
+        if found is None:
             raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
-        item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
-        if item is None:
-            raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
-        return _RunInputs(run, item, await self._gathered(run, item))
+        return _RunInputs(found.run, found.item, await self._gathered(found.run, found.item))
 
     async def _perform(self, request: ActionRequest) -> ActionResult:
         if request.action is not None:

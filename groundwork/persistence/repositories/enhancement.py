@@ -10,8 +10,10 @@ from typing import Any
 from groundwork.domain.enhancement.enhancer import Evidence, ReferenceItem
 from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef, draft_value_problem
 from groundwork.domain.ids import new_id
+from groundwork.domain.work_items import WorkItem
 from groundwork.persistence import db
 from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories.work_items import work_item_of
 
 
 @dataclass(frozen=True)
@@ -378,24 +380,72 @@ async def run_for_request(workspace_id: str, request_key: str) -> RunRow | None:
     return _run(row) if row else None
 
 
-async def start_run(run_id: str) -> RunRow | None:
-    """queued -> running if the run is queued, and the run as it then is (one round trip); None if unknown."""
+@dataclass(frozen=True)
+class RunInputs:
+    """What an activity performing a run's actions reads first: the run, its actions, its work item now."""
+
+    run: RunRow
+    actions: list[RunActionRow]
+    item: WorkItem
+
+
+# The run's target in full (the `work_items` columns, prefixed) and its actions as JSON, beside `r.*`.
+_INPUT_COLUMNS = """
+    w.key AS target_key, w.title AS target_title, w.version AS target_version, w.status AS target_status,
+    w.sprint AS target_sprint, w.watchers AS target_watchers, w.fields AS target_fields,
+    (SELECT coalesce(json_agg(a ORDER BY a.id), '[]') FROM enhancement_run_actions a
+     WHERE a.run_id = {run}.id)::text AS actions_json
+"""
+
+
+def _run_inputs(row: Any) -> RunInputs:
+    run = _run(row)
+    item = work_item_of(
+        {
+            "id": run.target_id,
+            "key": row["target_key"],
+            "title": row["target_title"],
+            "status": row["target_status"],
+            "sprint": row["target_sprint"],
+            "project_id": run.project_id,
+            "workspace_id": run.workspace_id,
+            "version": row["target_version"],
+            "watchers": row["target_watchers"],
+            "fields": row["target_fields"],
+        }
+    )
+    return RunInputs(run, [_action_of(a) for a in json.loads(row["actions_json"])], item)
+
+
+async def start_run(run_id: str) -> RunInputs | None:
+    """queued -> running if the run is queued, and the run as it then is with its actions and work item
+    (one round trip); None if unknown."""
     row = await db.fetchrow(
-        """
+        f"""
         WITH started AS (
             UPDATE enhancement_runs SET state = 'running', updated_at = clock_timestamp()
             WHERE id = $1 AND state = 'queued' RETURNING *
         )
-        SELECT s.*, w.key AS target_key, w.title AS target_title, w.version AS target_version
+        SELECT s.*, {_INPUT_COLUMNS.format(run="s")}
         FROM started s JOIN work_items w ON w.id = s.target_id
         UNION ALL
-        SELECT r.*, w.key AS target_key, w.title AS target_title, w.version AS target_version
+        SELECT r.*, {_INPUT_COLUMNS.format(run="r")}
         FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id
         WHERE r.id = $1 AND NOT EXISTS (SELECT 1 FROM started)
         """,
         run_id,
     )
-    return _run(row) if row else None
+    return _run_inputs(row) if row else None
+
+
+async def run_inputs(run_id: str) -> RunInputs | None:
+    """A run with its actions (in order) and its work item as it is now (one round trip); None if unknown."""
+    row = await db.fetchrow(
+        f"""SELECT r.*, {_INPUT_COLUMNS.format(run="r")}
+        FROM enhancement_runs r JOIN work_items w ON w.id = r.target_id WHERE r.id = $1""",
+        run_id,
+    )
+    return _run_inputs(row) if row else None
 
 
 async def get_run_by_id(run_id: str, *, for_update: bool = False) -> RunRow | None:

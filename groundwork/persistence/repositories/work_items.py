@@ -11,7 +11,8 @@ from groundwork.domain.work_items import WorkItem
 from groundwork.persistence import db
 
 
-def _to_work_item(row: Any) -> WorkItem:
+def work_item_of(row: Any) -> WorkItem:
+    """A work item from a row (or mapping) with the `work_items` columns."""
     return WorkItem(
         id=row["id"],
         key=row["key"],
@@ -63,7 +64,7 @@ async def insert_work_item(
         json.dumps(fields),
     )
     assert row is not None
-    item = _to_work_item(row)
+    item = work_item_of(row)
     await _record_change(item.id, actor_id, source, {"created": True}, None, item.version)
     return item
 
@@ -74,7 +75,7 @@ async def get_work_item(workspace_id: str, work_item_id: str, *, for_update: boo
     row = await db.fetchrow(
         f"SELECT * FROM work_items WHERE id = $1 AND workspace_id = $2{lock}", work_item_id, workspace_id
     )
-    return _to_work_item(row) if row else None
+    return work_item_of(row) if row else None
 
 
 async def list_work_items(
@@ -102,7 +103,7 @@ async def list_work_items(
         after_id,
         limit,
     )
-    return [_to_work_item(r) for r in rows]
+    return [work_item_of(r) for r in rows]
 
 
 async def update_work_item(
@@ -133,7 +134,7 @@ async def update_work_item(
         json.dumps(fields),
     )
     assert row is not None
-    updated = _to_work_item(row)
+    updated = work_item_of(row)
     await _record_change(item.id, actor_id, source, changes, item.version, updated.version)
     return updated
 
