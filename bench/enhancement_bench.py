@@ -14,6 +14,10 @@ and a bare Litestar app under the same uvicorn settings. Then it measures, in on
    concurrent clients (runs/s); `POST .../apply` of one draft (p50); `GET /api/v1/work-item-
    enhancements/{id}` of an eight-action run (requests/s at 16 keep-alive connections).
 
+Throughput alternates Groundwork and its floor in three windows each (two with --quick), so a drift of
+the machine's speed during the measurement (this VM's moves by a third between runs) weighs on both
+alike; the rate is pooled over the windows and each round's ratio is printed too.
+
 Every figure and every ratio against its floor is printed. Requests per second are driven by a
 minimal keep-alive HTTP/1.1 client on raw asyncio streams (httpx would cost more CPU than the
 servers it measures on two cores).
@@ -244,8 +248,44 @@ async def requests_per_second(port: int, path: str, key: str | None, connections
     return done / (time.perf_counter() - started)
 
 
-async def closed_loop(concurrency: int, seconds: float, one: Any, meter: CpuMeter | None = None) -> tuple[float, str]:
-    """`concurrency` clients calling `one()` back to back for `seconds` (after 2 s of warm-up); calls/s, CPU/call."""
+@dataclass
+class LoadWindow:
+    """What one closed-loop window measured: calls completed, seconds, and the CPU meter before and after."""
+
+    calls: int
+    seconds: float
+    before: dict[str, float]
+    after: dict[str, float]
+
+
+def pooled(windows: list[LoadWindow]) -> tuple[float, str]:
+    """Calls per second over several windows, and CPU per call over all of them."""
+    calls = sum(w.calls for w in windows)
+    before = {name: sum(w.before[name] for w in windows) for name in windows[0].before}
+    after = {name: sum(w.after[name] for w in windows) for name in windows[0].after}
+    return calls / sum(w.seconds for w in windows), cpu_line(before, after, max(calls, 1)) if before else ""
+
+
+async def interleaved(
+    concurrency: int,
+    rounds: int,
+    seconds: float,
+    ours: tuple[Any, CpuMeter],
+    floor: tuple[Any, CpuMeter],
+) -> tuple[tuple[float, str], tuple[float, str], list[float]]:
+    """Groundwork and its floor in alternating windows (`rounds` each), so that the machine's drift during
+    the measurement weighs on both alike; the pooled rate and CPU of each, and each round's ratio."""
+    mine: list[LoadWindow] = []
+    theirs: list[LoadWindow] = []
+    for _ in range(rounds):
+        mine.append(await load_window(concurrency, seconds, *ours))
+        theirs.append(await load_window(concurrency, seconds, *floor))
+    ratios = [(m.calls / m.seconds) / max(t.calls / t.seconds, 1e-9) for m, t in zip(mine, theirs, strict=True)]
+    return pooled(mine), pooled(theirs), ratios
+
+
+async def load_window(concurrency: int, seconds: float, one: Any, meter: CpuMeter | None = None) -> LoadWindow:
+    """`concurrency` clients calling `one()` back to back for `seconds` after 2 s of warm-up."""
     counting = False
     done = 0
     stop_at = time.perf_counter() + 2.0 + seconds
@@ -268,7 +308,7 @@ async def closed_loop(concurrency: int, seconds: float, one: Any, meter: CpuMete
     after = meter.snapshot() if meter else {}
     calls = done
     await asyncio.gather(*tasks)
-    return calls / elapsed, cpu_line(before, after, max(calls, 1)) if meter else ""
+    return LoadWindow(calls, elapsed, before, after)
 
 
 # --- Groundwork ------------------------------------------------------------------------------
@@ -370,6 +410,8 @@ async def bench(
 
     samples = 20 if quick else 50
     window = 8.0 if quick else 15.0
+    # Throughput alternates Groundwork and its floor, `rounds` windows each of `window / rounds` seconds.
+    rounds = 2 if quick else 3
     await apply_migrations(dsn)
     key, items = await seed(dsn)
     api_port, bare_port = free_port(), free_port()
@@ -491,7 +533,7 @@ async def bench(
                 print(flush=True)
 
             if "throughput" in parts:
-                print("| throughput | Groundwork runs/s | floor workflows/s | ratio | target |")
+                print("| throughput | Groundwork runs/s | floor workflows/s | ratio (each round) | target |")
                 print("|---|---:|---:|---:|---|")
                 cpu_notes = []
                 for n, actions in ((1, ["requirements"]), (8, ACTIONS_ALL)):
@@ -508,20 +550,27 @@ async def bench(
                                 spies.append(
                                     subprocess.Popen(
                                         [
-                                            *("py-spy", "record", "-p", str(pids[name]), "-d", str(int(window) + 2)),
+                                            *("py-spy", "record", "-p", str(pids[name])),
+                                            *("-d", str(int(window) + 2 * rounds * 2)),
                                             *("-f", "raw", "-o", str(out), "-r", "200"),
                                         ],
                                         stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL,
                                     )
                                 )
-                        ours, ours_cpu = await closed_loop(concurrency, window, one_run, ours_meter)
+                        (ours, ours_cpu), (theirs, their_cpu), ratios = await interleaved(
+                            concurrency,
+                            rounds,
+                            window / rounds,
+                            (one_run, ours_meter),
+                            (lambda n=n: bare_run(n), floor_meter),
+                        )
                         for spy in spies:
                             spy.wait(60)
-                        theirs, their_cpu = await closed_loop(concurrency, window, lambda n=n: bare_run(n), floor_meter)
+                        each = " / ".join(f"{r:.2f}" for r in ratios)
                         print(
                             f"| {n} action(s), {concurrency} clients | {ours:.1f} | {theirs:.1f} "
-                            f"({n} no-op activit{'y' if n == 1 else 'ies'}) | {ours / theirs:.2f}x | ≥ 0.6x |",
+                            f"({n} no-op activit{'y' if n == 1 else 'ies'}) | {ours / theirs:.2f}x ({each}) | ≥ 0.6x |",
                             flush=True,
                         )
                         cpu_notes.append(
