@@ -9,13 +9,13 @@ joins in `RunEvidence.gather`.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
 from groundwork.domain.enhancement.enhancer import Evidence, ReferenceItem
 from groundwork.domain.work_items import WorkItem
 from groundwork.persistence.repositories import enhancement as runs
+from groundwork.recently_used import RecentlyUsed
 
 
 class EvidenceSource(Protocol):
@@ -47,7 +47,7 @@ class RunEvidence:
 
     def __init__(self, corpus: EvidenceSource) -> None:
         self.corpus = corpus
-        self._kept: OrderedDict[str, GatheredEvidence] = OrderedDict()
+        self._kept: RecentlyUsed[str, GatheredEvidence] = RecentlyUsed(_KEPT)
 
     async def gather(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """Every source of evidence for the run, as the requester may see it (the seam for new sources)."""
@@ -60,7 +60,6 @@ class RunEvidence:
         """The run's stored evidence; gathered and stored first if no step has done so yet."""
         kept = self._kept.get(run.id)
         if kept is not None:
-            self._kept.move_to_end(run.id)
             return kept
         stored = await runs.get_run_evidence(run.id)
         if stored is None:
@@ -70,7 +69,6 @@ class RunEvidence:
                 stored = await runs.get_run_evidence(run.id)
                 assert stored is not None
         evidence, references = stored
-        kept = self._kept[run.id] = GatheredEvidence(tuple(evidence), tuple(references))
-        while len(self._kept) > _KEPT:
-            self._kept.popitem(last=False)
+        kept = GatheredEvidence(tuple(evidence), tuple(references))
+        self._kept.put(run.id, kept)
         return kept

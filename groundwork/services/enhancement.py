@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -76,6 +75,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.recently_used import RecentlyUsed
 from groundwork.services import project_access, run_waits
 from groundwork.services.temporal import current_connection
 from groundwork.workflows.enhancement import (
@@ -221,31 +221,26 @@ Contents = tuple[list[runs.RunActionRow], list[runs.DraftRow], list[runs.Artifac
 # A run's actions, drafts and artifacts by run id, with the `updated_at` they were read at. Every change of
 # them bumps the run's `updated_at` in its transaction, so a reader that sees the same `updated_at` on the
 # run row (read on every request) may reuse them; a process keeps the most recent few hundred runs.
-_contents: OrderedDict[str, tuple[datetime, Contents]] = OrderedDict()
-_CONTENTS_KEPT = 256
+_contents: RecentlyUsed[str, tuple[datetime, Contents]] = RecentlyUsed(256)
 
 
 async def _contents_of(run: runs.RunRow) -> Contents:
     cached = _contents.get(run.id)
     if cached is not None and cached[0] == run.updated_at:
-        _contents.move_to_end(run.id)
         return cached[1]
     found = await runs.get_run_with_contents(run.workspace_id, run.id)
     if found is None:
         raise NotFound("No such enhancement run.")
     fresh, actions, drafts, artifacts = found
     if fresh.updated_at == run.updated_at:  # unchanged in between: safe to keep
-        _contents[run.id] = (run.updated_at, (actions, drafts, artifacts))
-        _contents.move_to_end(run.id)
-        while len(_contents) > _CONTENTS_KEPT:
-            _contents.popitem(last=False)
+        _contents.put(run.id, (run.updated_at, (actions, drafts, artifacts)))
     return actions, drafts, artifacts
 
 
 # The views last built, by run id and caller rights, with whether the review window had ended when built.
 # The run row (read on every request, its `updated_at` bumped by every change of the run's contents and
 # carrying its target's live version) must equal the one the view was built from for it to be reused.
-_views_built: OrderedDict[tuple[str, CallerRights], tuple[bool, RunView]] = OrderedDict()
+_views_built: RecentlyUsed[tuple[str, CallerRights], tuple[bool, RunView]] = RecentlyUsed(256)
 
 
 async def load_run(principal: Principal, run_id: str) -> RunView:
@@ -256,16 +251,12 @@ async def load_run(principal: Principal, run_id: str) -> RunView:
     key = (run.id, rights)
     cached = _views_built.get(key)
     if cached is not None and cached[0] == expired and cached[1].run == run:
-        _views_built.move_to_end(key)
         return cached[1]
     actions, drafts, artifacts = await _contents_of(run)
     view = _view(run, actions, drafts, artifacts, rights)
     kept = _contents.get(run.id)
     if kept is not None and kept[0] == run.updated_at:  # contents of this very run row: safe to hand out again
-        _views_built[key] = (expired, view)
-        _views_built.move_to_end(key)
-        while len(_views_built) > _CONTENTS_KEPT:
-            _views_built.popitem(last=False)
+        _views_built.put(key, (expired, view))
     return view
 
 
