@@ -185,7 +185,8 @@ class EnhancementActivities:
 
     async def _inputs(self, run_id: str, found: runs.RunInputs | None = None) -> _RunInputs:
         """The run, its work item as it is now, and the run's evidence (gathered and stored if not yet)."""
-        found = found or await runs.run_inputs(run_id)
+        if found is None:
+            found = await runs.run_inputs(run_id)
         if found is None:
             raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
         return _RunInputs(found.run, found.item, await self._gathered(found.run, found.item))
@@ -195,18 +196,25 @@ class EnhancementActivities:
             async with db.transaction():
                 await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
                 await runs.set_run_state(request.run_id, "running", from_states=REVIEWABLE_STATES)
-        run_action = await runs.get_run_action(request.run_id, request.request_id)
-        return await self._perform_loaded(request, run_action, None)
+        # The action row comes with the run and its work item (one statement), as in `_perform_all`.
+        found = await runs.run_inputs(request.run_id)
+        actions = found.actions if found is not None else []
+        run_action = next((a for a in actions if a.request_id == request.request_id), None)
+        return await self._perform_loaded(request, run_action, None, found)
 
     async def _perform_loaded(
-        self, request: ActionRequest, run_action: runs.RunActionRow | None, inputs: _RunInputs | None
+        self,
+        request: ActionRequest,
+        run_action: runs.RunActionRow | None,
+        inputs: _RunInputs | None,
+        found: runs.RunInputs | None = None,
     ) -> ActionResult:
         if run_action is None:
             raise ApplicationError(f"unknown action request {request}", non_retryable=True, type="not_found")
         if run_action.state == "completed":  # a retry after the commit: answer what was stored
             return await self._stored(run_action)
         if inputs is None:
-            inputs = await self._inputs(request.run_id)
+            inputs = await self._inputs(request.run_id, found)
         run, item, gathered = inputs.run, inputs.item, inputs.gathered
         code_context_reason = NO_CONNECTOR if run.code_context else NO_SCOPE
 

@@ -282,12 +282,6 @@ async def pending_actions(run_id: str) -> list[RunActionRow]:
     return [RunActionRow(**dict(r)) for r in rows]
 
 
-async def count_run_actions(run_id: str) -> int:
-    """How many actions were requested on a run over its life."""
-    row = await db.fetchrow("SELECT count(*) AS n FROM enhancement_run_actions WHERE run_id = $1", run_id)
-    return int(row["n"]) if row else 0
-
-
 async def store_run_evidence(
     run_id: str, evidence: list[Evidence], references: list[ReferenceItem]
 ) -> tuple[list[Evidence], list[ReferenceItem]] | None:
