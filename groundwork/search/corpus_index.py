@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import tantivy
 
@@ -22,7 +22,8 @@ from groundwork.search.analysis import INDEX_TOKENIZER
 from groundwork.search.generations import MARKER_FIELD, GenerationalIndex, GenerationWriter, IndexBusy
 
 # 3: stored passages (answers come from the index), title/section/heading fields, the position marker.
-SCHEMA_VERSION = 3
+# 4: 4 KiB document store blocks (an index written with 16 KiB blocks is rebuilt once).
+SCHEMA_VERSION = 4
 # Filter and delete keys: indexed as one raw term each (delete-by-term works on raw text fields).
 KEY_FIELDS = ("workspace_id", "project_id", "source_id", "version_id", "segmenter_id", "unit", "kind", "classification")
 # Document structure that counts in ranking: the document's title and the heading path on every passage,
@@ -96,40 +97,50 @@ class IndexedPassage:
         ).encode()
 
 
-RECORD_KEYS = (
-    "id",
-    "project_id",
-    "source_id",
-    "version_id",
-    "title",
-    "uri",
-    "kind",
-    "page",
-    "paragraph",
-    "section",
-    "char_start",
-    "char_end",
-    "provenance_quality",
-    "segmenter_id",
-)
+class StoredRecord(NamedTuple):
+    """A passage's stored record: everything an answer shows besides the text, keyed like its passage row."""
+
+    id: str
+    project_id: str
+    source_id: str
+    version_id: str
+    title: str
+    uri: str
+    kind: str
+    page: int | None
+    paragraph: int | None
+    section: str | None
+    char_start: int
+    char_end: int
+    provenance_quality: str
+    segmenter_id: str
 
 
 # Fields of a record are joined by the ASCII unit separator, which no stored value may hold.
 _RECORD_SEPARATOR = "\x1f"
-_INT_KEYS = frozenset({"page", "paragraph", "char_start", "char_end"})
-_OPTIONAL_KEYS = frozenset({"page", "paragraph", "section"})
 
 
-def read_record(raw: bytes) -> dict[str, Any]:
-    """A stored record as a dict keyed like the passage row it came from."""
-    record: dict[str, Any] = dict(zip(RECORD_KEYS, raw.decode().split(_RECORD_SEPARATOR), strict=True))
-    for key in _OPTIONAL_KEYS:
-        if record[key] == "":
-            record[key] = None
-    for key in _INT_KEYS:
-        if record[key] is not None:
-            record[key] = int(record[key])
-    return record
+def read_record(raw: bytes) -> StoredRecord:
+    """A stored record (read for every passage a search answers with: positional, no dict)."""
+    (pid, project, source, version, title, uri, kind, page, paragraph, section, start, end, quality, segmenter) = (
+        raw.decode().split(_RECORD_SEPARATOR)
+    )
+    return StoredRecord(
+        pid,
+        project,
+        source,
+        version,
+        title,
+        uri,
+        kind,
+        int(page) if page else None,
+        int(paragraph) if paragraph else None,
+        section or None,
+        int(start),
+        int(end),
+        quality,
+        segmenter,
+    )
 
 
 def nearest_heading(section: str | None) -> str | None:
@@ -143,6 +154,9 @@ class CorpusGenerationWriter(GenerationWriter):
     """A corpus generation's writer: adds passages, replaces segmentations, drops versions and segmenters."""
 
     schema_version = SCHEMA_VERSION
+    # A search reads each passage of its page from the document store: 4 KiB blocks read in about half the
+    # time of Tantivy's 16 KiB ones (measured at 1,000,000 passages) for a store about a sixth larger.
+    docstore_blocksize = 4096
     records_position = True
     # Commits come often (each ingest waits for one): one thread flushes one segment per commit, not one per core.
     indexing_threads = 1
@@ -217,6 +231,7 @@ __all__ = [
     "CorpusIndex",
     "IndexBusy",
     "IndexedPassage",
+    "StoredRecord",
     "configure",
     "corpus_index",
     "read_record",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import tantivy
 
@@ -249,9 +250,8 @@ def build_query(
     return tantivy.Query.boolean_query(parts)
 
 
-@dataclass(frozen=True)
-class RankedHit:
-    """A hit with its document address (to read the stored passage)."""
+class RankedHit(NamedTuple):
+    """A hit with its document address (to read the stored passage); a tuple, as a search makes one per match."""
 
     seq: int
     score: float
@@ -271,15 +271,15 @@ class RankedPage:
 
 def collect_ranked(searcher: tantivy.Searcher, query: tantivy.Query, cap: int = MAX_REACHABLE_HITS) -> list[RankedHit]:
     """The top `cap + 1` hits in (score desc, seq asc) order, without counting every match."""
-    result = searcher.search(query, cap + 1, count=False)
-    addresses = [address for _, address in result.hits]
+    found = searcher.search(query, cap + 1, count=False).hits  # a new list of new objects on every access
+    addresses = [address for _, address in found]
     seqs = searcher.fast_field_values("seq", addresses) if addresses else []
     hits = [
-        RankedHit(int(seq), float(score), address)
-        for (score, address), seq in zip(result.hits, seqs, strict=True)
+        RankedHit(int(seq), score, address)
+        for (score, address), seq in zip(found, seqs, strict=True)
         if seq is not None
     ]
-    hits.sort(key=lambda hit: (-hit.score, hit.seq))
+    hits.sort(key=lambda hit: (-hit[1], hit[0]))
     return hits
 
 

@@ -57,6 +57,19 @@ def _write_atomically(path: Path, content: str) -> None:
     os.replace(tmp, path)
 
 
+def _with_docstore_blocksize(path: Path, blocksize: int) -> tantivy.Index:
+    """The new, empty index at `path` reopened with another document store block size.
+
+    tantivy-py creates an index with default `IndexSettings` and cannot pass others, but Tantivy keeps them in
+    `meta.json` and reads them back on open; every segment written or merged later uses them.
+    """
+    meta_path = path / "meta.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["index_settings"]["docstore_blocksize"] = blocksize
+    _write_atomically(meta_path, json.dumps(meta, indent=2))
+    return tantivy.Index.open(str(path))
+
+
 class GenerationWriter:
     """The writer of one generation: changes become visible with `commit`, which records the log position."""
 
@@ -66,10 +79,17 @@ class GenerationWriter:
     # Tantivy's indexing threads (0: one per core). Each thread flushes its own segment at every commit.
     indexing_threads: ClassVar[int] = 0
 
+    # Bytes per compressed block of Tantivy's document store (None: Tantivy's 16 KiB). Reading one stored
+    # document decompresses its whole block, so an index read for a page of passages wants small blocks.
+    docstore_blocksize: ClassVar[int | None] = None
+
     def __init__(self, path: Path, schema: tantivy.Schema, *, heap_bytes: int) -> None:
         self.path = path
         self.name = path.name
+        fresh = not (path / "meta.json").exists()
         self._index = tantivy.Index(schema, path=str(path), reuse=True)
+        if fresh and self.docstore_blocksize is not None:
+            self._index = _with_docstore_blocksize(path, self.docstore_blocksize)
         try:
             self._writer = self._index.writer(heap_size=heap_bytes, num_threads=self.indexing_threads)
         except ValueError as exc:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import tantivy
 
@@ -23,7 +22,9 @@ from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPa
 from groundwork.search.generations import Snapshot
 
 
-@dataclass(frozen=True)
+# Not frozen: a search builds one per passage it answers with, and a frozen dataclass's __init__ costs
+# twice as much (it sets each of the 17 fields through object.__setattr__).
+@dataclass(slots=True)
 class PassageHit:
     """One passage of the answer, exactly as stored, with its score and highlight offsets."""
 
@@ -83,25 +84,25 @@ def passage_hit(
 ) -> PassageHit:
     """A hit with its stored passage, exactly as stored, and its highlight offsets."""
     text = str(document.get_first("text"))
-    record: dict[str, Any] = read_record(bytes(document.get_first("record") or b"[]"))
+    record = read_record(bytes(document.get_first("record") or b""))
     return PassageHit(
-        id=record["id"],
-        project_id=record["project_id"],
-        source_id=record["source_id"],
-        source_title=record["title"],
-        source_uri=record["uri"],
-        source_kind=record["kind"],
-        version_id=record["version_id"],
-        page=record["page"],
-        paragraph=record["paragraph"],
-        section=record["section"],
-        char_start=record["char_start"],
-        char_end=record["char_end"],
+        id=record.id,
+        project_id=record.project_id,
+        source_id=record.source_id,
+        source_title=record.title,
+        source_uri=record.uri,
+        source_kind=record.kind,
+        version_id=record.version_id,
+        page=record.page,
+        paragraph=record.paragraph,
+        section=record.section,
+        char_start=record.char_start,
+        char_end=record.char_end,
         text=text,
         score=hit.score,
         highlights=highlight(text),
-        provenance_quality=record["provenance_quality"],
-        segmenter_version=record["segmenter_id"],
+        provenance_quality=record.provenance_quality,
+        segmenter_version=record.segmenter_id,
     )
 
 
