@@ -3,11 +3,12 @@
 One run on a generated corpus (default 1,000,000 passages of ~60 words, Zipf-distributed vocabulary), plus
 structured Markdown documents (generated ones, and the demo corpus's real ones) for the heading set:
 
-1. Ingest: every source goes through the real pipeline in this process, as `groundwork ingest` runs it
-   without a worker: receive (extract, hash, version) → segment → store passages → publish → index →
-   activate, `--concurrency` sources at a time. Throughput = passages / wall time until the last one is
-   searchable and active. Peer: Tantivy's own indexing rate — the same passages, already in memory,
-   written with the same schema and writer into a fresh index (one commit).
+1. Ingest: the sources are written to files, then ingested in this process exactly as `groundwork ingest
+   <folder>` does without a worker, one project after the other (`ingest_files`): read → receive (extract,
+   hash, version) → segment → store passages → publish → activate, a few files at a time, then the index
+   catches up with everything published. Throughput = passages / wall time until the last one is
+   searchable. Peer: Tantivy's own indexing rate — the same passages, already in memory, written with the
+   same schema and writer into a fresh index (one commit).
 2. Latency, three query shapes (two rare terms; a common and a mid term; one very common term), page of
    20, engagement subject over the 10 generated projects, at concurrency 1 and 16:
    - REST `POST /api/v1/context/search` against `groundwork serve` in its own process (HTTP, auth,
@@ -50,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -71,8 +73,8 @@ from groundwork.search.corpus_search import SearchFilters, build_query
 from groundwork.search.passages import snapshot_statistics
 from groundwork.search.segmenters import get_segmenter
 from groundwork.services import api_keys
+from groundwork.services.corpus_admin import FileSource, ingest_files
 from groundwork.services.corpus_search import CorpusSearch, search_corpus, search_scope
-from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
 from groundwork.services.search_replica import SearchReplica
 from groundwork.services.serving_caches import serving_caches
 
@@ -201,25 +203,27 @@ async def reuse_workspace() -> tuple[list[str], str, str, Principal]:
     return projects, structured, *(await bench_key(ws["id"]))
 
 
-async def ingest(sources: list[tuple[str, str, str, str]], workspace_id: str, concurrency: int) -> float:
-    """Ingest (project id, uri, kind, content) sources through the whole pipeline; returns seconds."""
-    gate = asyncio.Semaphore(concurrency)
-    done = 0
+async def ingest(sources: list[tuple[str, str, str, str]], workspace_id: str, directory: Path) -> float:
+    """Ingest (project id, uri, kind, content) sources as `groundwork ingest <folder>` does without a worker:
+    written to files first, then one `ingest_files` per project (read, receive, segment, store, publish,
+    activate, a few files at a time; then the index catches up). Returns the seconds until the last passage is
+    searchable (the files' writing is not counted)."""
+    by_project: dict[str, list[FileSource]] = defaultdict(list)
+    for project_id, uri, kind, content in sources:
+        path = directory / project_id / uri
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        by_project[project_id].append(FileSource(path, uri, kind))
     started = time.perf_counter()
-
-    async def one(project_id: str, uri: str, kind: str, content: str) -> None:
-        nonlocal done
-        async with gate:
-            received = await receive_source(
-                SourceUpload(project_id, uri, kind, content.encode()), workspace_id=workspace_id, received_by="bench"
-            )
-            result = await ingest_in_process(received.version_id)
-            assert result.status == "active", result
-        done += 1
-        if done % 1000 == 0:
-            print(f"  {done:,}/{len(sources):,} sources, {time.perf_counter() - started:.0f} s", flush=True)
-
-    await asyncio.gather(*(one(*source) for source in sources))
+    done = 0
+    for project_id, files in by_project.items():
+        report = await ingest_files(
+            {"id": project_id, "workspace_id": workspace_id}, files, owner="bench", client=None, task_queue="unused"
+        )
+        assert report.count("added") == len(files), [f for f in report.files if f.outcome != "added"][:3]
+        done += len(files)
+        print(f"  {done:,}/{len(sources):,} sources, {time.perf_counter() - started:.0f} s", flush=True)
+    shutil.rmtree(directory, ignore_errors=True)
     return time.perf_counter() - started
 
 
@@ -433,7 +437,6 @@ async def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="queries per shape and concurrency")
     parser.add_argument("--known-items", type=int, default=300)
     parser.add_argument("--structured", type=int, default=200, help="generated structured documents")
-    parser.add_argument("--concurrency", type=int, default=16, help="sources ingested at once")
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -477,9 +480,9 @@ async def main() -> None:
             tantivy_own_rate, corpus, principal.workspace_id, index.heap_bytes, args.data_dir / "tantivy-alone"
         )
         print(f"Tantivy alone: {own_rate:,.0f} passages/s (same passages and schema, in memory, one commit)")
-        print(f"ingesting (receive → segment → store → publish → index → activate, {args.concurrency} at once) ...")
+        print("ingesting as `groundwork ingest` does (read, receive, segment, store, publish, activate; index) ...")
         sources = [(projects[p], uri, kind, content) for p, uri, kind, content in corpus.sources]
-        seconds = await ingest(sources, principal.workspace_id, args.concurrency)
+        seconds = await ingest(sources, principal.workspace_id, args.data_dir / "files")
         ingest_rate = corpus.passages / seconds
         print(
             f"ingest: {corpus.passages:,} passages in {seconds:.0f} s = {ingest_rate:,.0f} passages/s"
@@ -488,7 +491,7 @@ async def main() -> None:
         generated = structured_documents(vocab, args.structured, args.seed)
         documents = [(structured_project, uri, "markdown", text) for uri, text in generated]
         documents += [(structured_project, uri, kind, text) for uri, kind, text in demo_documents()]
-        await ingest(documents, principal.workspace_id, args.concurrency)
+        await ingest(documents, principal.workspace_id, args.data_dir / "files")
         index.release_writer()
         index_bytes = sum(p.stat().st_size for p in (index_dir / "corpus").rglob("*") if p.is_file())
         row = await db.fetchrow("SELECT pg_total_relation_size('corpus_passages') AS n")

@@ -366,9 +366,10 @@ class CorpusSegmentation(Table, tablename="corpus_segmentations"):
 class CorpusPassage(Table, tablename="corpus_passages"):
     id = Text(primary_key=True)
     seq = BigSerial()  # bigint GENERATED ALWAYS AS IDENTITY in SQL: the passage's key in the index
-    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
-    project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
-    source_id = ForeignKey(CorpusSource, on_delete=OnDelete.cascade, null=False)
+    # Copies of the source version's (no foreign keys: the version's own key cascades from the workspace).
+    workspace_id = Text()
+    project_id = Text()
+    source_id = Text()
     source_version_id = ForeignKey(CorpusSourceVersion, on_delete=OnDelete.cascade, null=False)
     segmenter_id = ForeignKey(CorpusSegmenter, null=False)
     ordinal = Integer()
