@@ -126,10 +126,13 @@ class GenerationWriter:
         if self.on_commit is not None:
             self.on_commit()
 
-    def close(self) -> None:
-        """Drop uncommitted changes and release the lock."""
-        with contextlib.suppress(Exception):
-            self._writer.rollback()
+    def close(self, *, finish_merges: bool = False) -> None:
+        """Release the lock; uncommitted changes are dropped (only `commit` publishes them). With `finish_merges`
+        the segment merges already running complete first; otherwise a rollback abandons them, and the merge
+        policy starts them again after the next commit."""
+        if not finish_merges:
+            with contextlib.suppress(Exception):
+                self._writer.rollback()
         with contextlib.suppress(Exception):
             self._writer.wait_merging_threads()
         del self._writer
@@ -300,11 +303,13 @@ class GenerationalIndex(Generic[W]):
             self._writer = self._open_writer(self.root / current)
             return self._writer
 
-    def release_writer(self) -> None:
-        """Let another process write (the CLI does this when it is done)."""
+    def release_writer(self, *, finish_merges: bool = True) -> None:
+        """Let another process write (the CLI does this when it is done). The merges running finish first, so an
+        import does not leave the index in the many small segments its commits made (searches pay per segment);
+        a failing index or a process stopping passes False."""
         with self._lock:
             if self._writer is not None:
-                self._writer.close()
+                self._writer.close(finish_merges=finish_merges)
                 self._writer = None
 
     def verify(self) -> None:

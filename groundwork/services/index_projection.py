@@ -64,7 +64,7 @@ async def catch_up(
             if not is_index_failure(exc):
                 raise
             log.error("the %s index is unreadable (%s); rebuilding it from PostgreSQL", index.folder, exc)
-            await asyncio.to_thread(index.release_writer)
+            await asyncio.to_thread(index.release_writer, finish_merges=False)
             await rebuild()
             return await _catch_up_locked(index, rebuild, changes_after, apply, per_commit)
 
@@ -105,7 +105,7 @@ async def verify_or_rebuild(index: GenerationalIndex[W], rebuild: Callable[[], A
             if not is_index_failure(exc):
                 raise
             log.error("the %s index is unreadable (%s); rebuilding it from PostgreSQL", index.folder, exc)
-            await asyncio.to_thread(index.release_writer)
+            await asyncio.to_thread(index.release_writer, finish_merges=False)
             await rebuild()
             return True
 

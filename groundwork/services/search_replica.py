@@ -215,7 +215,8 @@ class SearchReplica:
             change_feed.unsubscribe(self._on_change)
             for index in (self.corpus, self.packages):
                 async with index.write_lock():
-                    await asyncio.to_thread(index.release_writer)
+                    # Stopping: merges resume after this index's next commit, in whichever process writes it.
+                    await asyncio.to_thread(index.release_writer, finish_merges=False)
 
 
 _current: SearchReplica | None = None

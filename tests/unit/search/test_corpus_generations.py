@@ -66,3 +66,23 @@ def test_a_new_generation_writes_small_store_blocks_and_answers_passages_exactly
         "exact_text",
     )
     index.release_writer()
+
+
+def test_releasing_the_writer_after_an_import_lets_its_merges_finish(tmp_path: Path) -> None:
+    index = CorpusIndex(tmp_path)
+    index.heap_bytes = 100_000_000
+    generation = index.new_generation()
+    words = [f"w{i}" for i in range(5000)]
+    seq = 0
+    for commit in range(8):  # eight commits: eight segments of one size, which Tantivy merges into one
+        batch = []
+        for _ in range(10_000):
+            seq += 1
+            batch.append(_passage(seq, " ".join(words[(seq * k) % 5000] for k in range(1, 40))))
+        generation.add_passages(batch)
+        generation.commit(commit + 1)
+    index.publish(generation)
+    index.release_writer()
+
+    segments = json.loads((generation.path / "meta.json").read_text())["segments"]
+    assert len(segments) == 1 and segments[0]["max_doc"] >= 80_000
