@@ -27,11 +27,15 @@ from groundwork.services.corpus_ingest import activate_segmenter_version, resegm
 from groundwork.services.corpus_sources import (
     MAX_SOURCE_BYTES,
     SourceUpload,
+    activate_in_process,
+    index_in_process,
     ingest_in_process,
+    publish_in_process,
     receive_source,
     start_ingest,
 )
 from groundwork.workflows.corpus import (
+    CorpusIngestResult,
     CorpusResegmentInput,
     CorpusResegmentResult,
     CorpusResegmentWorkflow,
@@ -120,6 +124,7 @@ async def ingest_files(
 ) -> IngestReport:
     """Receive and ingest every file into the project: through `client`'s workers, or here when it is None."""
     report = IngestReport([FileOutcome(f.uri, "pending") for f in files])
+    published: list[tuple[int, CorpusIngestResult]] = []
     seen: set[str] = set()
     gate = asyncio.Semaphore(_CONCURRENT_INGESTS)
 
@@ -152,6 +157,12 @@ async def ingest_files(
                 if client is not None:
                     handle = await start_ingest(client, task_queue, received.version_id)
                     result = await handle.result()
+                elif index:
+                    # Published now; indexed with every other file at the end, then activated (index first).
+                    result = await publish_in_process(received.version_id)
+                    if result.status == "published":
+                        published.append((position, result))
+                        return
                 else:
                     result = await ingest_in_process(received.version_id, index=False)
                 outcome.outcome = "added" if result.status == "active" else "unchanged"
@@ -165,13 +176,37 @@ async def ingest_files(
             cause = getattr(error, "cause", None) or error
             outcome.outcome, outcome.reason = "failed", f"ingestion failed: {getattr(cause, 'message', cause)}"
         finally:
-            if progress is not None:
+            if progress is not None and outcome.outcome != "pending":
                 progress(outcome)
 
     await asyncio.gather(*(one(i, f) for i, f in enumerate(files)))
-    if client is None and index and (report.count("added") or report.count("reclassified")):
-        await catch_up_in_process()
+    if client is None and index and (published or report.count("reclassified")):
+        # One catch-up indexes every file published above (a few large commits, not one per file).
+        await index_everything_published(max((r.index_seq for _, r in published), default=0))
+        for position, result in sorted(published, key=lambda p: p[1].index_seq):
+            outcome = report.files[position]
+            try:
+                activated = await activate_in_process(result)
+                outcome.outcome = "added" if activated.status == "active" else "unchanged"
+                outcome.passages = activated.passages
+            except (GroundworkError, ApplicationError) as error:
+                outcome.outcome, outcome.reason = "failed", f"activation failed: {error}"
+            finally:
+                if progress is not None:
+                    progress(outcome)
     return report
+
+
+async def index_everything_published(seq: int) -> None:
+    """Index every published change set here (or wait for the worker holding the index to reach `seq`), then
+    let the index's merges finish."""
+    from groundwork.search.corpus_index import corpus_index
+
+    target = corpus_index()
+    try:
+        await index_in_process(seq)
+    finally:
+        target.release_writer()
 
 
 async def catch_up_in_process(index: CorpusIndex | None = None) -> bool:

@@ -177,6 +177,17 @@ async def ingest_in_process(version_id: str, *, index: bool = True) -> CorpusIng
     has applied it (or after `INDEX_WAIT_SECONDS`, so a stopped worker does not block an import).
     `index=False` is for writers of PostgreSQL only (the demo seeder): the index follows later.
     """
+    published = await publish_in_process(version_id)
+    if published.status != "published":
+        return published
+    if index:
+        await index_in_process(published.index_seq)
+    return await activate_in_process(published)
+
+
+async def publish_in_process(version_id: str) -> CorpusIngestResult:
+    """Segment and publish a version (again if a segmenter version appeared meanwhile): `published` with its
+    change-log position, or `inactive` when a newer version of the source won."""
     passages, seq = 0, 0
     status = "resegment"
     for _ in range(MAX_INGEST_ROUNDS):
@@ -185,17 +196,23 @@ async def ingest_in_process(version_id: str, *, index: bool = True) -> CorpusIng
         status, seq = publication.status, publication.index_seq
         if status != "resegment":
             break
-    if status != "published":
-        return CorpusIngestResult(version_id, status, passages, seq)
-    if index:
-        target = corpus_index()
-        try:
-            await catch_up_index(target)
-        except IndexBusy:
-            log.info("the corpus index is held by a worker; waiting for it to index version %s", version_id)
-            await wait_until_indexed(target, seq, INDEX_WAIT_SECONDS)
-    activation = await activate_version(version_id)
-    return CorpusIngestResult(version_id, activation.status, passages, activation.index_seq)
+    return CorpusIngestResult(version_id, status, passages, seq)
+
+
+async def index_in_process(seq: int) -> None:
+    """Bring the corpus index up to change-log position `seq` here, or wait for the worker that holds it."""
+    target = corpus_index()
+    try:
+        await catch_up_index(target)
+    except IndexBusy:
+        log.info("the corpus index is held by a worker; waiting for it to reach position %s", seq)
+        await wait_until_indexed(target, seq, INDEX_WAIT_SECONDS)
+
+
+async def activate_in_process(published: CorpusIngestResult) -> CorpusIngestResult:
+    """Mark a published version active in PostgreSQL (once the index serves it)."""
+    activation = await activate_version(published.version_id)
+    return CorpusIngestResult(published.version_id, activation.status, published.passages, activation.index_seq)
 
 
 INDEX_WAIT_SECONDS = 30.0

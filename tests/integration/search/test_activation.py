@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
+from groundwork.persistence import db
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.corpus_index import corpus_index
+from groundwork.services import corpus_admin
 from groundwork.services.corpus_indexing import catch_up_index
 from groundwork.services.corpus_ingest import activate_version, publish_version, segment_version
 from groundwork.services.corpus_sources import SourceUpload, receive_source
@@ -108,3 +112,36 @@ async def test_a_search_loop_never_comes_back_empty_while_the_new_version_activa
     assert sorted(p["text"] for p in final["data"]) == [
         f"Lantern check {i} of the thaw relay schedule." for i in range(4)
     ]
+
+
+async def test_an_in_process_import_indexes_every_file_before_it_activates_any(
+    workspace: Workspace, worker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = []
+    for name in ("north", "south", "east"):
+        path = tmp_path / f"{name}.md"
+        path.write_text(f"# Heron {name}\n\nThe heron ledger of the {name} depot closes at noon.\n")
+        files.append(corpus_admin.FileSource(path, f"ledgers/{name}.md", "markdown"))
+    at_activation: list[tuple[str, bool]] = []
+    activate = corpus_admin.activate_in_process
+
+    async def watched(published: Any) -> Any:
+        state = await repo.version_state(published.version_id)
+        snapshot = corpus_index().snapshot()
+        assert state is not None
+        at_activation.append((state["status"], snapshot is not None and snapshot.applied_seq >= published.index_seq))
+        return await activate(published)
+
+    monkeypatch.setattr(corpus_admin, "activate_in_process", watched)
+    project = {"id": workspace.projects["ALPHA"], "workspace_id": workspace.id}
+    report = await corpus_admin.ingest_files(project, files, owner="test", client=None, task_queue="")
+
+    assert [f.outcome for f in report.files] == ["added"] * 3 and report.passages_added == 3
+    # Each version was still pending in PostgreSQL, and already in the serving index, when it was activated.
+    assert at_activation == [("pending", True)] * 3
+    rows = await db.fetch(
+        "SELECT v.status FROM corpus_source_versions v JOIN corpus_sources s ON s.id = v.source_id"
+        " WHERE s.project_id = $1 AND s.uri LIKE 'ledgers/%'",
+        workspace.projects["ALPHA"],
+    )
+    assert sorted(r["status"] for r in rows) == ["active"] * 3
