@@ -29,7 +29,7 @@ from groundwork.services.corpus_sources import (
     SourceUpload,
     activate_in_process,
     index_in_process,
-    ingest_in_process,
+    ingest_without_index,
     publish_in_process,
     receive_source,
     start_ingest,
@@ -164,7 +164,7 @@ async def ingest_files(
                         published.append((position, result))
                         return
                 else:
-                    result = await ingest_in_process(received.version_id, index=False)
+                    result = await ingest_without_index(received.version_id)
                 outcome.outcome = "added" if result.status == "active" else "unchanged"
                 outcome.passages = result.passages
         except GroundworkError as error:

@@ -170,18 +170,12 @@ async def start_ingest(client: Client, task_queue: str, version_id: str) -> Work
     )
 
 
-async def ingest_in_process(version_id: str, *, index: bool = True) -> CorpusIngestResult:
-    """The ingest workflow's steps run here, for when no worker runs: segment, publish, index, activate.
-
-    When another process holds the index writer, the version is activated once that process's index
-    has applied it (or after `INDEX_WAIT_SECONDS`, so a stopped worker does not block an import).
-    `index=False` is for writers of PostgreSQL only (the demo seeder): the index follows later.
-    """
+async def ingest_without_index(version_id: str) -> CorpusIngestResult:
+    """Segment, publish and activate a version in PostgreSQL only, for writers that leave the index to the
+    process following its change log (the demo seeder): that process indexes the change set later."""
     published = await publish_in_process(version_id)
     if published.status != "published":
         return published
-    if index:
-        await index_in_process(published.index_seq)
     return await activate_in_process(published)
 
 

@@ -14,7 +14,7 @@ from prometheus_client import REGISTRY
 from groundwork.search.corpus_index import corpus_index
 from groundwork.services import operational_metrics
 from groundwork.services.corpus_indexing import catch_up_index
-from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
+from groundwork.services.corpus_sources import SourceUpload, ingest_without_index, receive_source
 from groundwork.services.outbox_relay import OutboxRelay
 from tests.conftest import Workspace
 from tests.integration.observability.helpers import outbox_drained, samples, scrape, value
@@ -152,7 +152,7 @@ async def test_search_index_lag_counts_change_sets_the_replica_has_not_applied(
             workspace_id=workspace.id,
             received_by="test",
         )
-        await ingest_in_process(received.version_id, index=False)  # stored and logged, not indexed
+        await ingest_without_index(received.version_id)  # stored and logged, not indexed
     await asyncio.sleep(1.1)
     behind = await scrape(client)
     assert value(behind, "groundwork_search_index_lag_changes", index="corpus") >= 2

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from groundwork.services.corpus_indexing import follow_index_changes
-from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
+from groundwork.services.corpus_sources import SourceUpload, ingest_without_index, receive_source
 from tests.conftest import Workspace
 from tests.integration.search.helpers import search
 
@@ -26,7 +26,7 @@ async def test_changes_written_to_postgresql_only_become_searchable_through_the_
         workspace_id=workspace.id,
         received_by="test",
     )
-    result = await ingest_in_process(received.version_id, index=False)
+    result = await ingest_without_index(received.version_id)
     assert result.status == "active" and result.passages == 1
     assert (await search(client, workspace, key, "okapi"))["data"] == []  # stored, not yet indexed
 

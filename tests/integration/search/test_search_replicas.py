@@ -20,7 +20,7 @@ from groundwork.search import corpus_index
 from groundwork.search.corpus_index import CorpusIndex
 from groundwork.search.replica_directory import claim_directory
 from groundwork.services import search_replica
-from groundwork.services.corpus_sources import SourceUpload, ingest_in_process, receive_source
+from groundwork.services.corpus_sources import SourceUpload, ingest_without_index, receive_source
 from groundwork.services.search_replica import SearchReplica
 from tests.conftest import Workspace, serving
 from tests.integration.search.helpers import search
@@ -45,7 +45,7 @@ async def _ingest_in_postgresql_only(workspace: Workspace, uri: str, text: str) 
         workspace_id=workspace.id,
         received_by="test",
     )
-    result = await ingest_in_process(received.version_id, index=False)
+    result = await ingest_without_index(received.version_id)
     assert result.status == "active"
     return received.version_id
 
