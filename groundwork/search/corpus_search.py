@@ -124,7 +124,8 @@ class IndexStatistics:
         self._doc_freqs: dict[tuple[str, str], int] = {}
         # Every passage has one kind and the marker document has the marker; doc_freq counts deleted ones too,
         # as Tantivy's own idf does (it divides by each segment's max_doc).
-        total = sum(searcher.doc_freq("kind", kind) for kind in kinds) + searcher.doc_freq("marker", "applied")
+        self.passage_docs = sum(searcher.doc_freq("kind", kind) for kind in kinds)
+        total = self.passage_docs + searcher.doc_freq("marker", "applied")
         self.total_docs = max(1, total, searcher.num_docs)
 
     def doc_freq(self, field: str, term: str) -> int:
@@ -202,20 +203,32 @@ def _any_of(schema: tantivy.Schema, field: str, values: list[str]) -> tantivy.Qu
     return tantivy.Query.term_set_query(schema, field, values)
 
 
-def filter_clauses(schema: tantivy.Schema, filters: SearchFilters) -> list[tuple[tantivy.Occur, tantivy.Query]]:
-    """Filters that add nothing to the score: one Must for where to look, MustNot for what must not serve."""
+def _admits_every_passage(stats: IndexStatistics | None, field: str, values: list[str]) -> bool:
+    """Whether every passage document of the snapshot (deleted ones too) holds one of the values in `field`."""
+    return stats is not None and sum(stats.doc_freq(field, v) for v in values) >= stats.passage_docs
+
+
+def filter_clauses(
+    schema: tantivy.Schema, filters: SearchFilters, stats: IndexStatistics | None = None
+) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+    """Filters that add nothing to the score: one Must for where to look, MustNot for what must not serve.
+
+    With the snapshot's statistics, a Must that every passage document satisfies (an index holding one
+    workspace, or one project) is left out: it would exclude nothing and cost an intersection per match."""
     must, must_not = tantivy.Occur.Must, tantivy.Occur.MustNot
     readable = sorted(set(filters.project_ids))
     everything = set(filters.workspace_project_ids or ())
     unreadable = sorted(everything - set(readable))
     parts: list[tuple[tantivy.Occur, tantivy.Query]] = []
     if len(readable) == 1:
-        parts.append((must, _const(tantivy.Query.term_query(schema, "project_id", readable[0]))))
+        if not _admits_every_passage(stats, "project_id", readable):
+            parts.append((must, _const(tantivy.Query.term_query(schema, "project_id", readable[0]))))
     elif filters.workspace_project_ids is not None and len(unreadable) < len(readable):
         # One term finds the workspace; the few projects the caller may not read are taken out.
-        parts.append((must, _const(tantivy.Query.term_query(schema, "workspace_id", filters.workspace_id))))
+        if not _admits_every_passage(stats, "workspace_id", [filters.workspace_id]):
+            parts.append((must, _const(tantivy.Query.term_query(schema, "workspace_id", filters.workspace_id))))
         parts += [(must_not, tantivy.Query.term_query(schema, "project_id", p)) for p in unreadable]
-    else:
+    elif not _admits_every_passage(stats, "project_id", readable):
         parts.append((must, _const(_any_of(schema, "project_id", readable))))
     parts += [
         (must_not, tantivy.Query.term_query(schema, "classification", c)) for c in CLASSES if c not in filters.classes
@@ -242,7 +255,7 @@ def build_query(
     add nothing to the score. `required`: only documents matching one of these clauses (scores unchanged).
     `ranking`: a ranking query to use instead of the clauses' own."""
     ranking = ranking if ranking is not None else ranking_query(schema, clauses, stats)
-    parts = [(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters)]
+    parts = [(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters, stats)]
     if required is not None:
         # Scored zero and intersected, so a document's score is exactly its score in the whole query.
         either = tantivy.Query.boolean_query([(tantivy.Occur.Should, w.query) for w in required])
