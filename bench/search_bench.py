@@ -5,10 +5,10 @@ structured Markdown documents (generated ones, and the demo corpus's real ones) 
 
 1. Ingest: the sources are written to files, then ingested in this process exactly as `groundwork ingest
    <folder>` does without a worker, one project after the other (`ingest_files`): read → receive (extract,
-   hash, version) → segment → store passages → publish → activate, a few files at a time, then the index
-   catches up with everything published. Throughput = passages / wall time until the last one is
-   searchable. Peer: Tantivy's own indexing rate — the same passages, already in memory, written with the
-   same schema and writer into a fresh index (one commit).
+   hash, version) → segment → store passages → publish, a few files at a time; then the index catches up
+   with everything published; then every version is activated. Throughput = passages / wall time until the
+   last one is searchable and active. Peer: Tantivy's own indexing rate — the same passages, already in
+   memory, written with the same schema and writer into a fresh index (one commit).
 2. Latency, three query shapes (two rare terms; a common and a mid term; one very common term), page of
    20, engagement subject over the 10 generated projects, at concurrency 1 and 16:
    - REST `POST /api/v1/context/search` against `groundwork serve` in its own process (HTTP, auth,
@@ -205,9 +205,9 @@ async def reuse_workspace() -> tuple[list[str], str, str, Principal]:
 
 async def ingest(sources: list[tuple[str, str, str, str]], workspace_id: str, directory: Path) -> float:
     """Ingest (project id, uri, kind, content) sources as `groundwork ingest <folder>` does without a worker:
-    written to files first, then one `ingest_files` per project (read, receive, segment, store, publish,
-    activate, a few files at a time; then the index catches up). Returns the seconds until the last passage is
-    searchable (the files' writing is not counted)."""
+    written to files first, then one `ingest_files` per project (read, receive, segment, store and publish a few
+    files at a time; then the index catches up; then the versions are activated). Returns the seconds until the
+    last passage is searchable and active (the files' writing is not counted)."""
     by_project: dict[str, list[FileSource]] = defaultdict(list)
     for project_id, uri, kind, content in sources:
         path = directory / project_id / uri
@@ -480,7 +480,7 @@ async def main() -> None:
             tantivy_own_rate, corpus, principal.workspace_id, index.heap_bytes, args.data_dir / "tantivy-alone"
         )
         print(f"Tantivy alone: {own_rate:,.0f} passages/s (same passages and schema, in memory, one commit)")
-        print("ingesting as `groundwork ingest` does (read, receive, segment, store, publish, activate; index) ...")
+        print("ingesting as `groundwork ingest` does (read, receive, segment, store, publish; index; activate) ...")
         sources = [(projects[p], uri, kind, content) for p, uri, kind, content in corpus.sources]
         seconds = await ingest(sources, principal.workspace_id, args.data_dir / "files")
         ingest_rate = corpus.passages / seconds

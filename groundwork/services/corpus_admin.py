@@ -21,7 +21,7 @@ from temporalio.exceptions import ApplicationError
 from groundwork.domain.corpus import kind_for_path
 from groundwork.domain.errors import GroundworkError, NotFound
 from groundwork.persistence.repositories import corpus as repo
-from groundwork.search.corpus_index import CorpusIndex, IndexBusy
+from groundwork.search.corpus_index import CorpusIndex, IndexBusy, corpus_index
 from groundwork.services.corpus_indexing import catch_up_index, rebuild_index
 from groundwork.services.corpus_ingest import activate_segmenter_version, resegment_versions, stage_segmenter_version
 from groundwork.services.corpus_sources import (
@@ -200,8 +200,6 @@ async def ingest_files(
 async def index_everything_published(seq: int) -> None:
     """Index every published change set here (or wait for the worker holding the index to reach `seq`), then
     let the index's merges finish."""
-    from groundwork.search.corpus_index import corpus_index
-
     target = corpus_index()
     try:
         await index_in_process(seq)
@@ -211,8 +209,6 @@ async def index_everything_published(seq: int) -> None:
 
 async def catch_up_in_process(index: CorpusIndex | None = None) -> bool:
     """Bring the index up to date here if no other process writes it; False when a worker does."""
-    from groundwork.search.corpus_index import corpus_index
-
     target = index or corpus_index()
     try:
         await catch_up_index(target)
