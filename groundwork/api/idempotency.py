@@ -22,7 +22,7 @@ from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import idempotency as store
 from groundwork.secrets_keyring import KeyRing, KeyRingError
 from groundwork.services import request_results
-from groundwork.services.idempotency_claims import held, release_quietly
+from groundwork.services.idempotency_claims import complete_quietly, held, release_quietly
 from groundwork.services.secrets_at_rest import open_answer, seal_answer
 
 REPLAY_HEADER = "Idempotent-Replayed"
@@ -117,9 +117,10 @@ class IdempotencyMiddleware(ASGIMiddleware):
             elif sealed:
                 assert self.keyring is not None
                 answer = seal_answer(self.keyring, principal.api_key_id, key, b"".join(chunks))
-                await store.complete(principal.api_key_id, key, status, headers, answer, sealed=True)
+                await complete_quietly(principal.api_key_id, key, status, headers, answer, sealed=True)
             else:
-                await store.complete(principal.api_key_id, key, status, headers, b"".join(chunks))
+                # The status line is already on its way: failing here would cut the answer off mid-body.
+                await complete_quietly(principal.api_key_id, key, status, headers, b"".join(chunks))
 
         async def capture(message: Message) -> None:
             nonlocal status, headers

@@ -1,5 +1,6 @@
 """An Idempotency-Key claim held while its request runs: refreshed so a retry knows the request is alive,
-released without failing the answer when the database is gone (the claim is then taken over as abandoned)."""
+completed or released without failing the answer when the database is gone (the claim is then taken over as
+abandoned)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,15 @@ async def release_quietly(api_key_id: str, key: str) -> None:
         await store.release(api_key_id, key)
     except Exception as exc:
         log.warning("could not release an idempotency claim (taken over once abandoned): %s", exc)
+
+
+async def complete_quietly(
+    api_key_id: str, key: str, status: int, headers: list[tuple[str, str]], body: bytes, *, sealed: bool = False
+) -> None:
+    """Store a finished answer for replay. If the database is out of reach the answer is still sent: its change
+    is committed and the client is owed it. The claim stays unanswered and a retry takes it over once it is
+    abandoned, answering from the resource the request recorded."""
+    try:
+        await store.complete(api_key_id, key, status, headers, body, sealed=sealed)
+    except Exception as exc:
+        log.warning("could not store an idempotent answer (the claim is taken over once abandoned): %s", exc)

@@ -152,3 +152,41 @@ async def test_a_new_request_under_an_expired_key_creates_afresh(
     )
     again = await client.post("/api/v1/work-items", json=body, headers=headers)
     assert again.status_code == 201 and again.json()["data"]["id"] != first.json()["data"]["id"]
+
+
+async def test_an_answer_that_cannot_be_stored_is_still_delivered_whole_and_a_retry_creates_nothing_twice(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
+    key = await workspace.key("admin", admin=True)
+    idempotency_key = uuid.uuid4().hex
+    headers = workspace.headers(key, **{"Idempotency-Key": idempotency_key})
+    body = {"project_id": workspace.projects["ALPHA"], "title": "Answered while the store failed"}
+    # The database refuses to store this request's answer, as it does when it goes away right after the commit.
+    function = f"refuse_answer_{idempotency_key}"
+    await db.execute(
+        f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN RAISE EXCEPTION 'answers cannot be stored now'; END $$"
+    )
+    await db.execute(
+        f"CREATE TRIGGER {function} BEFORE UPDATE ON idempotency_keys FOR EACH ROW"
+        f" WHEN (NEW.key = '{idempotency_key}' AND NEW.response_status IS NOT NULL) EXECUTE FUNCTION {function}()"
+    )
+    try:
+        first = await client.post("/api/v1/work-items", json=body, headers=headers)
+    finally:
+        await db.execute(f"DROP TRIGGER {function} ON idempotency_keys")
+        await db.execute(f"DROP FUNCTION {function}()")
+
+    # The client got the whole answer (the connection was not cut after the status line) ...
+    assert first.status_code == 201, first.text
+    created = first.json()["data"]
+    assert created["title"] == body["title"]
+    stored = await db.fetchrow("SELECT response_status FROM idempotency_keys WHERE key = $1", idempotency_key)
+    assert stored is not None and stored["response_status"] is None  # ... though nothing was stored
+    before = await _count("SELECT count(*) AS n FROM work_items WHERE workspace_id = $1", workspace)
+
+    # Once the claim is abandoned, the retry answers the one work item instead of creating a second.
+    await lose_the_answer(idempotency_key)
+    retried = await client.post("/api/v1/work-items", json=body, headers=headers)
+    assert retried.status_code == 201 and retried.json()["data"]["id"] == created["id"]
+    assert await _count("SELECT count(*) AS n FROM work_items WHERE workspace_id = $1", workspace) == before
