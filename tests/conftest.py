@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import socket
 import sys
 import uuid
@@ -40,8 +41,39 @@ os.environ.setdefault("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1")
 os.environ.setdefault("GROUNDWORK_SECRET_KEY", KeyRing.generate_text())
 
 
+def _ephemeral_ports() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+# Ports handed out in this process: a port given to a server that has not bound it yet is not given again.
+_handed_out: set[int] = set()
+_port_choice = random.Random()  # its own generator: tests that seed `random` do not replay the choices
+
+
 def free_port() -> int:
-    """A TCP port nobody listens on right now."""
+    """A TCP port nobody listens on right now, chosen below the kernel's ephemeral range.
+
+    A port from `bind(("127.0.0.1", 0))` comes from the range the kernel also gives outgoing connections:
+    between the choice and the server binding it (seconds for `groundwork up`), one of the stack's own
+    connections to PostgreSQL or Temporal can take it as its local port and the server fails with
+    "address already in use". Ports below that range are never given to outgoing connections."""
+    low, _ = _ephemeral_ports()
+    if low > 12000:
+        for _ in range(200):
+            port = _port_choice.randrange(10000, low)
+            if port in _handed_out:
+                continue
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

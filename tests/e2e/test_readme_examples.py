@@ -15,7 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.e2e.test_up import START_TIMEOUT, UpProcess, _free_port
+from tests.conftest import free_port
+from tests.e2e.test_up import START_TIMEOUT, UpProcess
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SHELL_BLOCK = re.compile(r"^( *)```sh\n(.*?)^\1```", re.S | re.M)
@@ -64,7 +65,7 @@ def test_every_readme_example_runs_on_a_fresh_machine(tmp_path: Path) -> None:
     # As the README has it: the venv in the current directory, and the stack's data in ./.groundwork.
     (workdir / ".venv").symlink_to(sys.prefix)
     data_dir = workdir / ".groundwork"
-    up = UpProcess(data_dir, ("--smtp-sink", "--smtp-port", str(_free_port())))
+    up = UpProcess(data_dir, ("--smtp-sink", "--smtp-port", str(free_port())))
     try:
         key = up.wait_for("Demo API key", START_TIMEOUT)
         up.wait_for("Press Ctrl-C to stop.", 30)

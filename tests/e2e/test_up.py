@@ -7,7 +7,6 @@ import json
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -20,15 +19,10 @@ import httpx
 import psutil
 import pytest
 
+from tests.conftest import free_port
+
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _alive(pid: int) -> bool:
@@ -53,10 +47,10 @@ class UpProcess:
 
     def __init__(self, data_dir: Path, extra_args: tuple[str, ...] = ()) -> None:
         self.data_dir = data_dir
-        self.port = _free_port()
-        self.internal_port = _free_port()
-        self.temporal_port = _free_port()
-        self.worker_metrics_port = _free_port()
+        self.port = free_port()
+        self.internal_port = free_port()
+        self.temporal_port = free_port()
+        self.worker_metrics_port = free_port()
         command = [
             sys.executable,
             "-m",
@@ -74,7 +68,7 @@ class UpProcess:
             "--worker-metrics-port",
             str(self.worker_metrics_port),
             "--ui-port",
-            str(_free_port()),
+            str(free_port()),
             *extra_args,
         ]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
