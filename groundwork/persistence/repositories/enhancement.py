@@ -162,13 +162,15 @@ async def insert_run_action(run_id: str, request_id: str, action: str, instructi
     return RunActionRow(**dict(row))
 
 
-async def get_run_action(run_id: str, request_id: str, *, for_update: bool = False) -> RunActionRow | None:
-    """One action request of a run; `for_update` locks it until commit (one attempt records its output)."""
-    lock = " FOR UPDATE" if for_update else ""
-    row = await db.fetchrow(
-        f"SELECT * FROM enhancement_run_actions WHERE run_id = $1 AND request_id = $2{lock}", run_id, request_id
+async def lock_run_actions(run_id: str, request_ids: list[str]) -> dict[str, str]:
+    """Lock action requests of a run until commit (in id order); their states by request id."""
+    rows = await db.fetch(
+        "SELECT request_id, state FROM enhancement_run_actions WHERE run_id = $1 AND request_id = ANY($2::text[])"
+        " ORDER BY id FOR UPDATE",
+        run_id,
+        request_ids,
     )
-    return RunActionRow(**dict(row)) if row else None
+    return {r["request_id"]: r["state"] for r in rows}
 
 
 async def list_run_actions(run_id: str) -> list[RunActionRow]:

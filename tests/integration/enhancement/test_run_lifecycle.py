@@ -15,7 +15,7 @@ from temporalio.testing import ActivityEnvironment
 
 from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.config import Settings
-from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence, ReferenceItem
+from groundwork.domain.enhancement.enhancer import EnhancementContext, EnhancementFailure, Evidence, ReferenceItem
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, ActionOutput
 from groundwork.domain.ids import new_id
@@ -391,3 +391,72 @@ async def test_actions_whose_run_cannot_be_read_fail_once_naming_the_first_reque
     assert refused.value.type == "not_found" and refused.value.non_retryable
     assert refused.value.details == (request_ids[0],)
     assert await db.fetch("SELECT id FROM enhancement_drafts WHERE run_id = $1", run["id"]) == []
+
+
+class FailsOnce:
+    """The extractive generator, except that `action` fails retryably the first time it is asked for."""
+
+    name = "fails-once"
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+        self.failed = False
+        self.asked: list[str] = []
+        self.inner = ExtractiveEnhancer()
+
+    async def enhance(self, context: EnhancementContext) -> ActionOutput:
+        self.asked.append(context.action)
+        if context.action == self.action and not self.failed:
+            self.failed = True
+            raise EnhancementFailure("generation_failed", "the generator stumbled", retryable=True)
+        return await self.inner.enhance(context)
+
+
+async def test_initial_actions_commit_together_and_a_retry_performs_only_the_one_that_failed(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    async with (
+        own_queue(settings, temporal_client, start_worker=False) as (url, _),
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        actions = ["requirements", "design", "estimate"]
+        run = (await create_run(http, workspace, key, work_item["id"], actions, wait=0)).json()["data"]
+    rows = await db.fetch("SELECT request_id FROM enhancement_run_actions WHERE run_id = $1 ORDER BY id", run["id"])
+    request_ids = [r["request_id"] for r in rows]
+    generator = FailsOnce("design")
+    activities = EnhancementActivities(generator, CorpusEvidence())
+    await ActivityEnvironment().run(activities.prepare_run, run["id"])
+
+    with pytest.raises(ApplicationError) as failed:
+        await ActivityEnvironment().run(activities.perform_actions, ActionsRequest(run["id"], request_ids, 3600))
+    assert failed.value.type == "generation_failed" and not failed.value.non_retryable
+    assert failed.value.details == (request_ids[1],)
+    # The two that succeeded are stored; the run waits for the third and has not finished.
+    states = await db.fetch(
+        "SELECT action, state FROM enhancement_run_actions WHERE run_id = $1 ORDER BY id", run["id"]
+    )
+    assert [(r["action"], r["state"]) for r in states] == [
+        ("requirements", "completed"),
+        ("design", "pending"),
+        ("estimate", "completed"),
+    ]
+    kept = await db.fetch("SELECT id FROM enhancement_drafts WHERE run_id = $1 ORDER BY id", run["id"])
+    assert kept and (await runs.get_run_by_id(run["id"])).state == "running"  # type: ignore[union-attr]
+    types = [e["type"] for e in await _events(workspace, run["id"])]
+    assert types.count("work_item_enhancement.action_completed") == 2
+    assert "work_item_enhancement.completed" not in types
+
+    # The retry generates only the failed action and answers the others from what they stored.
+    generator.asked.clear()
+    results = await ActivityEnvironment().run(activities.perform_actions, ActionsRequest(run["id"], request_ids, 3600))
+    assert generator.asked == ["design"]
+    assert [r.action for r in results] == actions
+    assert results[1].run_state == "ready_for_review"  # the workflow moves the run on with this
+    assert (await runs.get_run_by_id(run["id"])).state == "ready_for_review"  # type: ignore[union-attr]
+    drafts = await db.fetch("SELECT id FROM enhancement_drafts WHERE run_id = $1 ORDER BY id", run["id"])
+    assert {r["id"] for r in kept} < {r["id"] for r in drafts}  # nothing stored twice, nothing replaced
+    assert sorted(d for r in results for d in r.draft_ids) == sorted(r["id"] for r in drafts)
+    types = [e["type"] for e in await _events(workspace, run["id"])]
+    assert types.count("work_item_enhancement.action_completed") == 3
+    assert types.count("work_item_enhancement.completed") == 1
