@@ -134,10 +134,11 @@ class BareUpdateWorkflow:
 async def run_bare_worker(address: str) -> None:
     """The floor's worker: default worker options, like Groundwork's."""
     from temporalio.client import Client
-    from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.worker import Worker
 
-    client = await Client.connect(address, data_converter=pydantic_data_converter)
+    from groundwork.services.temporal_payloads import data_converter
+
+    client = await Client.connect(address, data_converter=data_converter)
     async with Worker(
         client, task_queue=BARE_QUEUE, workflows=[BareActivitiesWorkflow, BareUpdateWorkflow], activities=[bare_noop]
     ):
@@ -403,10 +404,10 @@ async def bench(
     parts: set[str],
 ) -> None:
     from temporalio.client import Client
-    from temporalio.contrib.pydantic import pydantic_data_converter
 
     from groundwork.persistence.migrate import apply_migrations
     from groundwork.secrets_keyring import KeyRing
+    from groundwork.services.temporal_payloads import data_converter
 
     samples = 20 if quick else 50
     window = 8.0 if quick else 15.0
@@ -462,7 +463,7 @@ async def bench(
             },
             with_children=set(),
         )
-        client = await Client.connect(temporal_address, data_converter=pydantic_data_converter)
+        client = await Client.connect(temporal_address, data_converter=data_converter)
         print(
             f"## Enhancement runs ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
             f"load average before: {os.getloadavg()[0]:.2f})\n"

@@ -111,6 +111,10 @@ def snapshot_statistics(snapshot: Snapshot) -> IndexStatistics:
     return snapshot.remembered("statistics", lambda: IndexStatistics(snapshot.searcher, SOURCE_KINDS))  # type: ignore[no-any-return]
 
 
+def _no_highlights(_text: str) -> list[tuple[int, int]]:
+    return []
+
+
 def search_snapshot(
     snapshot: Snapshot,
     schema: tantivy.Schema,
@@ -120,12 +124,15 @@ def search_snapshot(
     limit: int,
     after: tuple[float, int] | None,
     offset: int = 0,
+    highlights: bool = True,
 ) -> tuple[RankedPage, list[PassageHit]]:
-    """One page of passages from one snapshot (blocking: run it off the event loop for large searches)."""
+    """One page of passages from one snapshot (blocking: run it off the event loop for large searches).
+
+    `highlights=False` leaves every hit's highlights empty, for callers that never show them."""
     searcher = snapshot.searcher
     stats = snapshot_statistics(snapshot)
     page = collect_page(searcher, schema, clauses, filters, stats, limit=limit, after=after, offset=offset)
-    highlight = highlighter(clauses)
+    highlight = highlighter(clauses) if highlights else _no_highlights
     return page, [passage_hit(hit, searcher.doc(hit.address), highlight) for hit in page.hits]
 
 
@@ -137,7 +144,8 @@ async def project_passages(
     *,
     serving_state: Callable[[int], Awaitable[ServingState]] = load_serving_state,
 ) -> list[PassageHit]:
-    """Best passages of one project for free text (every word optional), for services grounding drafts.
+    """Best passages of one project for free text (every word optional), for services grounding drafts
+    (without highlights).
 
     `serving_state` reads what does not serve in a snapshot (a long-running process passes its cached one).
 
@@ -160,7 +168,8 @@ async def project_passages(
         excluded_segmenters=state.excluded_segmenters(snapshot.applied_seq),
         excluded_sources=state.excluded_sources(workspace_id, ("general",)),
     )
+    # Grounding quotes passages and never shows highlights: finding them was most of this search's CPU.
     _, passages = await asyncio.to_thread(
-        search_snapshot, snapshot, index.schema, clauses, filters, limit=limit, after=None
+        search_snapshot, snapshot, index.schema, clauses, filters, limit=limit, after=None, highlights=False
     )
     return passages

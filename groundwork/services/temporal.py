@@ -6,12 +6,12 @@ import asyncio
 from contextvars import ContextVar
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
 from groundwork.config import Settings
 from groundwork.observability import tracing
+from groundwork.services.temporal_payloads import data_converter
 
 
 class TemporalConnection:
@@ -49,7 +49,7 @@ async def connect_client(settings: Settings, *, runtime: Runtime | None = None) 
     return await Client.connect(
         settings.temporal_address,
         namespace=settings.temporal_namespace,
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
         tls=tls_config(settings),
         api_key=settings.temporal_api_key,
         interceptors=tracing.temporal_interceptors(),

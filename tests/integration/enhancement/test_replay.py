@@ -7,9 +7,9 @@ from typing import Any
 
 import httpx
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from groundwork.services.temporal_payloads import data_converter
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from tests.conftest import Workspace, idem
 from tests.integration.enhancement.conftest import create_run, run_action
@@ -23,7 +23,7 @@ BEFORE_ONE_ACTIVITY = Path(__file__).with_name("enhancement_run_recorded_before_
 
 
 def _replayer() -> Replayer:
-    return Replayer(workflows=[EnhancementRunWorkflow, ApplyDraftsWorkflow], data_converter=pydantic_data_converter)
+    return Replayer(workflows=[EnhancementRunWorkflow, ApplyDraftsWorkflow], data_converter=data_converter)
 
 
 async def test_a_run_recorded_before_this_version_replays_on_the_new_code() -> None:

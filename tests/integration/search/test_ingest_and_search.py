@@ -8,6 +8,7 @@ import httpx
 
 from groundwork.demo.pdf import build_pdf
 from groundwork.persistence import db
+from groundwork.search.passages import project_passages
 from tests.conftest import Workspace, idem
 from tests.integration.search.helpers import contribute, marked, search
 
@@ -205,3 +206,17 @@ async def test_contributions_are_validated_field_by_field(
         "/internal/v1/corpus/sources", json={**base, "content": "x"}, headers=workspace.headers(reader, **idem())
     )
     assert denied.status_code == 403 and denied.json()["required_scope"] == "context-engine:contribute"
+
+
+async def test_grounding_passages_are_the_searched_passages_without_highlights(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
+    key = await workspace.key(admin=True)
+    await contribute(workspace, "ALPHA", "runbooks/settlement.md", RUNBOOK)
+    searched = (await search(client, workspace, key, "SFTP OR banner OR timeout"))["data"]
+    assert searched and all(hit["highlights"] for hit in searched)
+
+    grounding = await project_passages(workspace.id, workspace.projects["ALPHA"], "SFTP banner timeout")
+    assert [p.id for p in grounding] == [hit["id"] for hit in searched]
+    assert [p.text for p in grounding] == [hit["text"] for hit in searched]
+    assert all(p.highlights == [] for p in grounding)  # drafts quote passages; nobody sees highlights there

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.services.temporal_payloads import data_converter
 from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
 from tests.conftest import Workspace
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
@@ -21,7 +21,7 @@ HISTORIES = Path(__file__).parent / "histories"
 
 
 def _replayer() -> Replayer:
-    return Replayer(workflows=[WebhookDeliveryWorkflow], data_converter=pydantic_data_converter)
+    return Replayer(workflows=[WebhookDeliveryWorkflow], data_converter=data_converter)
 
 
 async def test_a_delivery_recorded_with_regular_activity_attempts_replays() -> None:
