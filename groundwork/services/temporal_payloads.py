@@ -39,17 +39,19 @@ class SharedAdaptersJSONConverter(PydanticJSONPlainPayloadConverter):
         return _type_adapter(hint).validate_json(payload.data)
 
 
+# The encodings' converters hold no state of their own: every payload converter of the process shares them (the
+# worker makes one per activation, and building the pydantic one compiles a serializer).
+_ENCODINGS = tuple(
+    SharedAdaptersJSONConverter() if isinstance(converter, JSONPlainPayloadConverter) else converter
+    for converter in DefaultPayloadConverter.default_encoding_payload_converters
+)
+
+
 class GroundworkPayloadConverter(CompositePayloadConverter):
     """The default encodings, with JSON through pydantic (as `PydanticPayloadConverter`) and shared adapters."""
 
     def __init__(self) -> None:
-        json_converter = SharedAdaptersJSONConverter()
-        super().__init__(
-            *(
-                json_converter if isinstance(converter, JSONPlainPayloadConverter) else converter
-                for converter in DefaultPayloadConverter.default_encoding_payload_converters
-            )
-        )
+        super().__init__(*_ENCODINGS)
 
 
 data_converter = DataConverter(payload_converter_class=GroundworkPayloadConverter)
