@@ -49,6 +49,7 @@ from groundwork.api.rest.work_items import ProjectController, WorkItemController
 from groundwork.api.temporal import TemporalMiddleware
 from groundwork.config import Settings
 from groundwork.domain.principals import Principal
+from groundwork.garbage_collection import settle_after_startup
 from groundwork.observability import tracing
 from groundwork.observability.http import observe_litestar
 from groundwork.persistence import db
@@ -253,7 +254,9 @@ def app_from_env() -> Litestar:
 def listeners_from_env() -> ListenerRouter:
     """Factory for `groundwork serve`: both apps, one per listener."""
     tracing.configure_from_env("groundwork-api")
-    return create_listeners()
+    listeners = create_listeners()
+    settle_after_startup()
+    return listeners
 
 
 __all__: list[Any] = ["app_from_env", "create_app", "create_internal_app", "create_listeners", "listeners_from_env"]
