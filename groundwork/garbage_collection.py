@@ -7,7 +7,7 @@ import gc
 # Container allocations between young collections (CPython's default is 700). A request allocates hundreds
 # (coroutines, dicts, the scope, headers), so the default collected every few requests, and each
 # collection that reached the older generations walked the whole heap. Cyclic garbage now waits for up to
-# 50,000 allocations: a few MB at most, for about a tenth less CPU per request (bench/README.md).
+# 50,000 allocations (held longer, not lost), for about a tenth less CPU per request (bench/README.md).
 YOUNG_THRESHOLD = 50_000
 
 
