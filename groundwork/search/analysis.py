@@ -80,23 +80,25 @@ def highlighter(clauses: list[AnalyzedClause]) -> Callable[[str], list[tuple[int
         return lambda text: _phrase_highlight_ranges(text, wanted)
     stems = frozenset(w[0] for w in wanted)
     prefixes = tuple({_prefix(s) for s in stems})
+    token_rest, stem = _TOKEN_REST.match, _stem
 
     def words(text: str) -> list[tuple[int, int]]:
         # Words only: find where a word with a stem's prefix starts a token, and stem just those tokens.
         lowered = text.lower()
         if len(lowered) != len(text):  # a character whose lower case is longer: offsets would shift
             return _phrase_highlight_ranges(text, wanted)
-        found: set[tuple[int, int]] = set()
+        found: list[tuple[int, int]] = []
         for prefix in prefixes:
             start = lowered.find(prefix)
             while start >= 0:
                 if start == 0 or not lowered[start - 1].isalnum():
-                    match = _TOKEN_REST.match(lowered, start)
+                    match = token_rest(lowered, start)
                     end = match.end() if match else start
-                    if _stem(text[start:end]) in stems:
-                        found.add((start, end))
+                    if stem(text[start:end]) in stems:
+                        found.append((start, end))
                 start = lowered.find(prefix, start + 1)
-        return sorted(found)
+        # One prefix finds each word once, in order; several may find a word twice, in any order.
+        return found if len(prefixes) == 1 else sorted(set(found))
 
     return words
 

@@ -208,13 +208,19 @@ def _admits_every_passage(stats: IndexStatistics | None, field: str, values: lis
     return stats is not None and sum(stats.doc_freq(field, v) for v in values) >= stats.passage_docs
 
 
+def _excludes_something(stats: IndexStatistics | None, field: str, value: str) -> bool:
+    """Whether some document of the snapshot (deleted ones too) holds `value` in `field`; True without statistics."""
+    return stats is None or stats.doc_freq(field, value) > 0
+
+
 def filter_clauses(
     schema: tantivy.Schema, filters: SearchFilters, stats: IndexStatistics | None = None
 ) -> list[tuple[tantivy.Occur, tantivy.Query]]:
     """Filters that add nothing to the score: one Must for where to look, MustNot for what must not serve.
 
     With the snapshot's statistics, a Must that every passage document satisfies (an index holding one
-    workspace, or one project) is left out: it would exclude nothing and cost an intersection per match."""
+    workspace, or one project) is left out: it would exclude nothing and cost an intersection per match; so is
+    a MustNot that no document holds (a class nobody uses), which would cost a term lookup in every segment."""
     must, must_not = tantivy.Occur.Must, tantivy.Occur.MustNot
     readable = sorted(set(filters.project_ids))
     everything = set(filters.workspace_project_ids or ())
@@ -227,14 +233,21 @@ def filter_clauses(
         # One term finds the workspace; the few projects the caller may not read are taken out.
         if not _admits_every_passage(stats, "workspace_id", [filters.workspace_id]):
             parts.append((must, _const(tantivy.Query.term_query(schema, "workspace_id", filters.workspace_id))))
-        parts += [(must_not, tantivy.Query.term_query(schema, "project_id", p)) for p in unreadable]
+        parts += [
+            (must_not, tantivy.Query.term_query(schema, "project_id", p))
+            for p in unreadable
+            if _excludes_something(stats, "project_id", p)
+        ]
     elif not _admits_every_passage(stats, "project_id", readable):
         parts.append((must, _const(_any_of(schema, "project_id", readable))))
+    exclusions = [("classification", c) for c in CLASSES if c not in filters.classes]
+    exclusions += [("segmenter_id", s) for s in filters.excluded_segmenters]
+    exclusions += [("source_id", s) for s in filters.excluded_sources]
     parts += [
-        (must_not, tantivy.Query.term_query(schema, "classification", c)) for c in CLASSES if c not in filters.classes
+        (must_not, tantivy.Query.term_query(schema, field, value))
+        for field, value in exclusions
+        if _excludes_something(stats, field, value)
     ]
-    parts += [(must_not, tantivy.Query.term_query(schema, "segmenter_id", s)) for s in filters.excluded_segmenters]
-    parts += [(must_not, tantivy.Query.term_query(schema, "source_id", s)) for s in filters.excluded_sources]
     if filters.source_id is not None:
         parts.append((must, _const(tantivy.Query.term_query(schema, "source_id", filters.source_id))))
     if filters.kind is not None:

@@ -17,7 +17,7 @@ import tantivy
 from groundwork.domain.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlighter
-from groundwork.search.corpus_index import corpus_index, read_record
+from groundwork.search.corpus_index import RECORD_SEPARATOR, corpus_index
 from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.generations import Snapshot
 
@@ -84,25 +84,28 @@ def passage_hit(
 ) -> PassageHit:
     """A hit with its stored passage, exactly as stored, and its highlight offsets."""
     text = str(document.get_first("text"))
-    record = read_record(bytes(document.get_first("record") or b""))
+    # The record's fields straight into the hit (`read_record`'s order): one object per passage, not two.
+    (pid, project, source, version, title, uri, kind, page, paragraph, section, start, end, quality, segmenter) = (
+        bytes(document.get_first("record") or b"").decode().split(RECORD_SEPARATOR)
+    )
     return PassageHit(
-        id=record.id,
-        project_id=record.project_id,
-        source_id=record.source_id,
-        source_title=record.title,
-        source_uri=record.uri,
-        source_kind=record.kind,
-        version_id=record.version_id,
-        page=record.page,
-        paragraph=record.paragraph,
-        section=record.section,
-        char_start=record.char_start,
-        char_end=record.char_end,
-        text=text,
-        score=hit.score,
-        highlights=highlight(text),
-        provenance_quality=record.provenance_quality,
-        segmenter_version=record.segmenter_id,
+        pid,
+        project,
+        source,
+        title,
+        uri,
+        kind,
+        version,
+        int(page) if page else None,
+        int(paragraph) if paragraph else None,
+        section or None,
+        int(start),
+        int(end),
+        text,
+        hit.score,
+        highlight(text),
+        quality,
+        segmenter,
     )
 
 
