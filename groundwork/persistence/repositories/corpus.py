@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundwork.domain.ids import new_id
+from groundwork.domain.ids import new_id, new_ids
 from groundwork.persistence import db
 
 # Any constant works; every process appending to the index log takes the same one.
@@ -386,7 +386,7 @@ async def store_segmentation(
                         $15::boolean[])
                 AS u(id, ordinal, page, paragraph, section, char_start, char_end, text, opens_section)
             """,
-            [new_id("psg") for _ in passages],
+            new_ids("psg", len(passages)),
             version["workspace_id"],
             version["project_id"],
             version["source_id"],
