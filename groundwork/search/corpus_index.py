@@ -76,7 +76,7 @@ class IndexedPassage:
 
     def record(self) -> bytes:
         """The stored record of the passage (everything an answer shows besides the text)."""
-        return RECORD_SEPARATOR.join(
+        return _RECORD_SEPARATOR.join(
             "" if value is None else str(value)
             for value in (
                 self.passage_id,
@@ -117,13 +117,13 @@ class StoredRecord(NamedTuple):
 
 
 # Fields of a record are joined by the ASCII unit separator, which no stored value may hold.
-RECORD_SEPARATOR = "\x1f"
+_RECORD_SEPARATOR = "\x1f"
 
 
 def read_record(raw: bytes) -> StoredRecord:
-    """A stored record, positional (a search's own hits read theirs straight into `PassageHit`)."""
+    """A stored record (read for every passage a search answers with: positional, no dict)."""
     (pid, project, source, version, title, uri, kind, page, paragraph, section, start, end, quality, segmenter) = (
-        raw.decode().split(RECORD_SEPARATOR)
+        raw.decode().split(_RECORD_SEPARATOR)
     )
     return StoredRecord(
         pid,
@@ -227,7 +227,6 @@ def corpus_index() -> CorpusIndex:
 
 
 __all__ = [
-    "RECORD_SEPARATOR",
     "CorpusGenerationWriter",
     "CorpusIndex",
     "IndexBusy",

@@ -17,7 +17,7 @@ import tantivy
 from groundwork.domain.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlighter
-from groundwork.search.corpus_index import RECORD_SEPARATOR, corpus_index
+from groundwork.search.corpus_index import corpus_index, read_record
 from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.generations import Snapshot
 
@@ -84,9 +84,9 @@ def passage_hit(
 ) -> PassageHit:
     """A hit with its stored passage, exactly as stored, and its highlight offsets."""
     text = str(document.get_first("text"))
-    # The record's fields straight into the hit (`read_record`'s order): one object per passage, not two.
+    # Unpacked by position, not read by attribute: a search builds one hit per passage of its page.
     (pid, project, source, version, title, uri, kind, page, paragraph, section, start, end, quality, segmenter) = (
-        bytes(document.get_first("record") or b"").decode().split(RECORD_SEPARATOR)
+        read_record(bytes(document.get_first("record") or b""))
     )
     return PassageHit(
         pid,
@@ -96,11 +96,11 @@ def passage_hit(
         uri,
         kind,
         version,
-        int(page) if page else None,
-        int(paragraph) if paragraph else None,
-        section or None,
-        int(start),
-        int(end),
+        page,
+        paragraph,
+        section,
+        start,
+        end,
         text,
         hit.score,
         highlight(text),
