@@ -6,7 +6,7 @@ two peers next to them: a bare Temporal worker process (on its own task queue of
 and a bare Litestar app under the same uvicorn settings. Then it measures, in one run:
 
 1. **Floors**: a bare workflow with N no-op activities run concurrently (N = 1 and 8), start to
-   result, unloaded (sequential) and at 20 and 50 concurrent clients (workflows/s); a bare Update
+   result, unloaded (one at a time) and at 20 and 50 concurrent clients (workflows/s); a bare Update
    round trip (an Update whose handler runs one no-op activity, and an empty one) on a long-lived
    workflow; `GET` of a bare Litestar endpoint (requests/s at 16 keep-alive connections).
 2. **Groundwork**: `POST /api/v1/work-item-enhancements?wait=30` until 201 (create -> ready for
@@ -16,7 +16,10 @@ and a bare Litestar app under the same uvicorn settings. Then it measures, in on
 
 Throughput alternates Groundwork and its floor in three windows each (two with --quick), so a drift of
 the machine's speed during the measurement (this VM's moves by a third between runs) weighs on both
-alike; the rate is pooled over the windows and each round's ratio is printed too.
+alike; the rate is pooled over the windows and each round's ratio is printed too. Unloaded latencies
+interleave their sizes the same way (a one-action run, then an eight-action one, and so on), and the
+bench reads every measured workflow's history afterwards to print how long its first workflow task
+waited in the dev server: that wait is about 3 ms or about 35 ms, run by run, whatever the worker does.
 
 Every figure and every ratio against its floor is printed. Requests per second are driven by a
 minimal keep-alive HTTP/1.1 client on raw asyncio streams (httpx would cost more CPU than the
@@ -41,6 +44,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -335,16 +339,51 @@ async def create_run(http: httpx.AsyncClient, stack: Stack, item_id: str, action
     return data
 
 
-async def create_latencies(http: httpx.AsyncClient, stack: Stack, actions: list[str], samples: int) -> list[float]:
-    timings = []
+async def interleaved_latencies(
+    run_once: Callable[[int, int], Awaitable[str]], sizes: tuple[int, ...], samples: int
+) -> tuple[dict[int, list[float]], dict[int, list[str]]]:
+    """Start → result of each size, one sample of every size per round (the first of each round alternating),
+    so a drift of the server's speed during the measurement weighs on every size alike; five warm-up rounds.
+    `run_once(size, round)` runs one and returns its workflow id; every size of a round gets the same round.
+
+    Returns the timings and the workflow ids of the measured samples, per size."""
+    timings: dict[int, list[float]] = {n: [] for n in sizes}
+    ids: dict[int, list[str]] = {n: [] for n in sizes}
     for i in range(samples + 5):
-        item = stack.items[i % len(stack.items)]
-        started = time.perf_counter()
-        run = await create_run(http, stack, item["id"], actions)
-        if i >= 5:
-            timings.append(time.perf_counter() - started)
-        assert run["state"] == "ready_for_review"
-    return timings
+        for n in sizes if i % 2 == 0 else tuple(reversed(sizes)):
+            started = time.perf_counter()
+            workflow_id = await run_once(n, i)
+            if i >= 5:
+                timings[n].append(time.perf_counter() - started)
+                ids[n].append(workflow_id)
+    return timings, ids
+
+
+async def first_task_waits(client: Any, workflow_ids: list[str]) -> list[float]:
+    """How long each workflow's first workflow task waited in the server between scheduled and started (ms):
+    Temporal's dispatch, which no worker's code takes part in."""
+    from temporalio.api.enums.v1 import EventType
+
+    waits = []
+    for workflow_id in workflow_ids:
+        history = await client.get_workflow_handle(workflow_id).fetch_history()
+        times: dict[int, float] = {}
+        for event in history.events:
+            if event.event_type in (
+                EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+                EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+            ):
+                times.setdefault(event.event_type, event.event_time.ToDatetime().timestamp())
+        if len(times) == 2:
+            started = times[EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED]
+            waits.append((started - times[EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED]) * 1000)
+    return waits
+
+
+def waits_line(name: str, waits: list[float]) -> str:
+    """p50 of the first workflow task's wait, and how many waited more than 20 ms."""
+    slow = sum(1 for w in waits if w > 20)
+    return f"{name}: p50 {statistics.median(waits):.0f} ms, {slow} of {len(waits)} over 20 ms"
 
 
 async def apply_latencies(http: httpx.AsyncClient, stack: Stack, samples: int) -> list[float]:
@@ -469,23 +508,18 @@ async def bench(
             f"load average before: {os.getloadavg()[0]:.2f})\n"
         )
 
-        async def bare_run(activities: int) -> None:
+        async def bare_run(activities: int, _round: int = 0) -> str:
+            workflow_id = f"bare-{uuid.uuid4().hex}"
             await asyncio.wait_for(
-                client.execute_workflow(
-                    "BareActivitiesWorkflow", activities, id=f"bare-{uuid.uuid4().hex}", task_queue=BARE_QUEUE
-                ),
+                client.execute_workflow("BareActivitiesWorkflow", activities, id=workflow_id, task_queue=BARE_QUEUE),
                 60,
             )
+            return workflow_id
 
         if "latency" in parts:
             floor: dict[str, float] = {}
-            for n in (1, 8):
-                timings = []
-                for i in range(samples + 5):
-                    started = time.perf_counter()
-                    await bare_run(n)
-                    if i >= 5:
-                        timings.append(time.perf_counter() - started)
+            floor_timings, floor_ids = await interleaved_latencies(bare_run, (1, 8), samples)
+            for n, timings in floor_timings.items():
                 floor[f"latency {n}"] = p50(timings)
             handle = await client.start_workflow(
                 "BareUpdateWorkflow", id=f"bare-upd-{uuid.uuid4().hex}", task_queue=BARE_QUEUE
@@ -503,8 +537,15 @@ async def bench(
         async with httpx.AsyncClient(base_url=stack.api, timeout=120) as http:
             if "latency" in parts:
                 gw: dict[str, float] = {}
-                for n, actions in ((1, ["requirements"]), (8, ACTIONS_ALL)):
-                    timings = await create_latencies(http, stack, actions, samples)
+
+                async def create_once(n: int, round_: int) -> str:
+                    item = stack.items[round_ % len(stack.items)]  # both sizes of a round on the same work item
+                    run = await create_run(http, stack, item["id"], ["requirements"] if n == 1 else ACTIONS_ALL)
+                    assert run["state"] == "ready_for_review"
+                    return str(run["id"])  # a run's workflow id is its id
+
+                gw_timings, gw_ids = await interleaved_latencies(create_once, (1, 8), samples)
+                for n, timings in gw_timings.items():
                     gw[f"latency {n}"] = p50(timings)
                     gw[f"latency {n} p99"] = p99(timings)
                 apply = await apply_latencies(http, stack, samples)
@@ -531,6 +572,13 @@ async def bench(
                     f"/ {gw['apply'] / floor['update empty']:.2f}x "
                     f"| ≤ 2x |"
                 )
+                waits = [
+                    waits_line(f"Groundwork, {n} action(s)", await first_task_waits(client, gw_ids[n])) for n in (1, 8)
+                ]
+                for n, ids in floor_ids.items():
+                    no_ops = "1 no-op activity" if n == 1 else f"{n} no-op activities"
+                    waits.append(waits_line(f"floor, {no_ops}", await first_task_waits(client, ids)))
+                print("\n- First workflow task's wait in the dev server (scheduled → started): " + "; ".join(waits))
                 print(flush=True)
 
             if "throughput" in parts:
@@ -590,9 +638,9 @@ async def bench(
                 cpu_before = get_meter.snapshot()
                 bare_rps = await requests_per_second(bare_port, "/bare", None, 16, window)
                 cpu_bare = get_meter.snapshot()
-                spy = None
+                get_spy: subprocess.Popen[bytes] | None = None
                 if profile is not None:
-                    spy = subprocess.Popen(
+                    get_spy = subprocess.Popen(
                         [
                             *("py-spy", "record", "-p", str(pids["api"]), "-d", str(int(window))),
                             *("-f", "raw", "-o", str(profile / "api-get.txt"), "-r", "200"),
@@ -604,8 +652,8 @@ async def bench(
                     api_port, f"/api/v1/work-item-enhancements/{big['id']}", key, 16, window
                 )
                 cpu_big = get_meter.snapshot()
-                if spy is not None:
-                    spy.wait(60)
+                if get_spy is not None:
+                    get_spy.wait(60)
                 ours_small = await requests_per_second(
                     api_port, f"/api/v1/work-item-enhancements/{small['id']}", key, 16, window
                 )
