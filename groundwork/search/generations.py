@@ -317,8 +317,15 @@ class GenerationalIndex(Generic[W]):
         corrupted. Nothing to check before the first build."""
         current = self.current_generation()
         if current is not None:
-            fresh = tantivy.Index.open(str(self.root / current))
-            fresh.searcher()
+            self.verify_generation(current)
+
+    def verify_generation(self, generation: str) -> None:
+        """Open one generation afresh (every segment file and its footer): raises if one is missing or corrupted.
+
+        Files damaged under a running reader can read as "no match" rather than fail (its memory maps show the
+        new bytes), so a search checks them before it answers that nothing matched."""
+        fresh = tantivy.Index.open(str(self.root / generation))
+        fresh.searcher()
 
     # -- reading ---------------------------------------------------------------------------------------
 

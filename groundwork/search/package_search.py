@@ -26,14 +26,18 @@ async def find_packages(
     if not project_ids or not clauses:
         return HitPage([], False, 0)
     index = package_index()
-    searcher = await asyncio.to_thread(index.searcher)
-    if searcher is None:
+    snapshot = await asyncio.to_thread(index.snapshot)
+    if snapshot is None:
         return HitPage([], False, 0)
     restrictions = [("project_id", project_ids), ("classification", list(classes)), ("status", ["ready"])]
     if contribution_type is not None:
         restrictions.append(("contribution_type", [contribution_type]))
     query = restricted(index.schema, text_query(index.schema, clauses), restrictions)
-    return await asyncio.to_thread(search_page, searcher, query, limit=limit, after=after, offset=offset)
+    page = await asyncio.to_thread(search_page, snapshot.searcher, query, limit=limit, after=after, offset=offset)
+    if page.total == 0 and snapshot.searcher.num_docs:
+        # "Nothing matched" is said only from files that still open cleanly: damaged ones can read as empty.
+        await asyncio.to_thread(index.verify_generation, snapshot.generation)
+    return page
 
 
 async def project_packages(workspace_id: str, project_id: str, text: str, limit: int = 5) -> list[dict[str, Any]]:

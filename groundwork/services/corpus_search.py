@@ -179,6 +179,9 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         fields = ("text", *STRUCTURE_FIELDS)
         postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
         page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
+        if page.total == 0 and snapshot.searcher.num_docs:
+            # "Nothing matched" is said only from files that still open cleanly: damaged ones can read as empty.
+            await asyncio.to_thread(index.verify_generation, snapshot.generation)
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]

@@ -96,6 +96,45 @@ async def test_a_fresh_api_process_builds_its_replica_before_it_is_ready_then_fo
             build.release()
 
 
+async def test_segment_files_damaged_under_a_serving_replica_answer_503_never_an_empty_page(
+    settings: Settings, workspace: Workspace, tmp_path: Path
+) -> None:
+    key = await workspace.key(admin=True)
+    await _ingest_in_postgresql_only(workspace, "notes/kiwi.txt", "The kiwi ledger closes on Sundays.")
+    replica_dir = tmp_path / "damaged"
+    async with _api_with_replica(settings, replica_dir) as http:
+        await _until(lambda: _ready(http), "the replica ready")
+        assert await _texts(http, workspace, key, "kiwi") == ["The kiwi ledger closes on Sundays."]
+        corpus = replica_dir / "corpus"
+        damaged = corpus / (corpus / "CURRENT").read_text().strip()
+        for term_file in damaged.glob("*.term"):
+            # Zeroed in place, as a crash can leave blocks of a file: the process's memory maps now show a term
+            # dictionary that reads as "no such word" without failing.
+            with term_file.open("r+b") as handle:
+                handle.write(bytes(term_file.stat().st_size))
+
+        refused = await search(http, workspace, key, "kiwi", expect=503)
+        assert refused["code"] == "service_unavailable"  # not a 200 saying that nothing matched
+        # The replica's periodic check finds the damage and rebuilds from PostgreSQL: the source is back.
+        hits = await _until(lambda: _texts_when_served(http, workspace, key, "kiwi"), "the source found again")
+        assert hits == ["The kiwi ledger closes on Sundays."]
+        assert (corpus / "CURRENT").read_text().strip() != damaged.name
+
+
+async def _texts_when_served(http: httpx.AsyncClient, workspace: Workspace, key: str, query: str) -> list[str]:
+    response = await http.post(
+        "/api/v1/context/search",
+        json={"subject_ref": {"type": "project", "id": workspace.projects["ALPHA"]}, "query": query},
+        headers=workspace.headers(key),
+    )
+    assert response.status_code in (200, 503), response.text
+    if response.status_code == 503:
+        return []
+    texts = [p["text"] for p in response.json()["data"]]
+    assert texts, "a 200 without the source: until the rebuild, every answer must be a 503"
+    return texts
+
+
 async def _ready(http: httpx.AsyncClient) -> dict[str, Any] | None:
     response = await http.get("/health/ready")
     return response.json() if response.status_code == 200 else None
