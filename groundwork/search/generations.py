@@ -210,6 +210,9 @@ class GenerationalIndex(Generic[W]):
         self._snapshot: Snapshot | None = None
         # Set when something may have committed since the snapshot was taken.
         self._stale = True
+        # Set when a search could not read the serving files: this process's replica checks them at its next
+        # round instead of waiting for its periodic check.
+        self.unreadable = False
         self._write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
@@ -223,6 +226,11 @@ class GenerationalIndex(Generic[W]):
 
     def mark_stale(self) -> None:
         """Something committed or switched generations: the next snapshot reloads."""
+        self._stale = True
+
+    def report_unreadable(self) -> None:
+        """A search could not read the serving files: the next snapshot reloads, and the replica checks them."""
+        self.unreadable = True
         self._stale = True
 
     @classmethod
@@ -324,8 +332,13 @@ class GenerationalIndex(Generic[W]):
 
         Files damaged under a running reader can read as "no match" rather than fail (its memory maps show the
         new bytes), so a search checks them before it answers that nothing matched."""
-        fresh = tantivy.Index.open(str(self.root / generation))
-        fresh.searcher()
+        path = str(self.root / generation)
+        try:
+            tantivy.Index.open(path).searcher()
+        except Exception:
+            # A merge's commit can delete the files of segments that `meta.json` listed a moment before: only
+            # damage fails a second time.
+            tantivy.Index.open(path).searcher()
 
     # -- reading ---------------------------------------------------------------------------------------
 

@@ -26,5 +26,5 @@ def readable(index: Any) -> Iterator[None]:
         if not is_index_failure(exc):
             raise
         log.error("the %s index cannot be read: %s: %s", index.folder, type(exc).__name__, exc)
-        index.mark_stale()  # the next search opens whatever generation serves then
+        index.report_unreadable()  # the next search reloads; this process's replica checks the files at once
         raise SearchIndexUnavailable("The search index cannot be read right now; retry shortly.") from None

@@ -120,8 +120,10 @@ class _Follower:
             log.error("the %s index of this replica is held by another process; retrying", self.name)
         except Exception:  # the next round retries; never let the follower die silently
             log.exception("%s index catch-up failed", self.name)
-        if time.monotonic() - self._verified_at >= VERIFY_SECONDS:
-            # A segment corrupted where no commit touches it is found here, and rebuilt from PostgreSQL.
+        if self.index.unreadable or time.monotonic() - self._verified_at >= VERIFY_SECONDS:
+            # A segment corrupted where no commit touches it is found here (at once when a search could not read
+            # it), and rebuilt from PostgreSQL.
+            self.index.unreadable = False
             self._verified_at = time.monotonic()
             try:
                 await verify_or_rebuild(self.index, self._rebuild)

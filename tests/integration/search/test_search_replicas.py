@@ -115,7 +115,7 @@ async def test_segment_files_damaged_under_a_serving_replica_answer_503_never_an
 
         refused = await search(http, workspace, key, "kiwi", expect=503)
         assert refused["code"] == "service_unavailable"  # not a 200 saying that nothing matched
-        # The replica's periodic check finds the damage and rebuilds from PostgreSQL: the source is back.
+        # The failed search has the replica check its files at its next round and rebuild them from PostgreSQL.
         hits = await _until(lambda: _texts_when_served(http, workspace, key, "kiwi"), "the source found again")
         assert hits == ["The kiwi ledger closes on Sundays."]
         assert (corpus / "CURRENT").read_text().strip() != damaged.name
