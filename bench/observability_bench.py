@@ -20,12 +20,12 @@ from typing import Any
 from opentelemetry.sdk.trace import TracerProvider
 
 from groundwork.observability import tracing
-from groundwork.observability.http import ObservedHTTP
+from groundwork.observability.http import Message, ObservedHTTP, Receive, Scope
 
 ROUTES = ["/api/v1/work-items/{work_item_id}", "/api/v1/projects", "/api/v1/notifications", "/health/ready"]
 
 
-async def bare_app(scope: dict[str, Any], receive: Any, send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+async def bare_app(scope: Scope, receive: Receive, send: Callable[[Message], Awaitable[None]]) -> None:
     """Routes (sets the template the router would) and answers 200 with a small body."""
     scope["path_template"] = ROUTES[len(scope["path"]) % len(ROUTES)]
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})

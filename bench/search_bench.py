@@ -606,7 +606,9 @@ async def main() -> None:
                     found = await rest(query, 10, docs if in_docs else None)
                     scores["Groundwork"].append(reciprocal_rank([p["id"] for p in found], relevant))
                     hits = raw(query, 10, structure=False, where=docs_filters if in_docs else filters).hits
-                    before = [read_record(bytes(snapshot.searcher.doc(a).get_first("record"))).id for _, a in hits]
+                    before = [
+                        read_record(bytes(snapshot.searcher.doc(a).get_first("record") or b"")).id for _, a in hits
+                    ]
                     scores["text only (before)"].append(reciprocal_rank(before, relevant))
                     rows = await db.fetch(PG_AND, query, ids_in, 10)
                     scores["PostgreSQL AND"].append(reciprocal_rank([r["id"] for r in rows], relevant))

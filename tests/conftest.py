@@ -229,8 +229,9 @@ class Workspace:
             issued = await api_keys.issue_key(self.slug, name, scopes or ["context-engine:contribute"], kind="provider")
             self.principals[name] = issued.principal_id
             self.provider_keys[name] = issued.key
-            for project_id in self.projects.values() if role else ():
-                await tenancy.add_membership(issued.principal_id, project_id, role)
+            if role:
+                for project_id in self.projects.values():
+                    await tenancy.add_membership(issued.principal_id, project_id, role)
             await change_feed.caught_up()
         return self.provider_keys[name]
 

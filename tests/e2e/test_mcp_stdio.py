@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import TextContent
 
 from tests.conftest import Workspace, idem, tool_json
 from tests.integration.search.helpers import contribute
@@ -41,7 +42,9 @@ async def test_stdio_server_answers_as_the_keys_principal(
             items = tool_json(await session.call_tool("list_work_items", {}))
             assert [i["id"] for i in items["data"]] == [created.json()["data"]["id"]]
             refused = await session.call_tool("list_enhancement_runs", {})
-            assert refused.is_error and "work-item-enhance:read" in refused.content[0].text
+            message = refused.content[0]
+            assert isinstance(message, TextContent)
+            assert refused.is_error and "work-item-enhance:read" in message.text
 
 
 async def test_stdio_server_keeps_its_own_search_replica_and_finds_what_was_ingested(
@@ -70,7 +73,8 @@ async def test_stdio_server_keeps_its_own_search_replica_and_finds_what_was_inge
                 result = await session.call_tool("search_context", arguments)
                 if not result.is_error or asyncio.get_running_loop().time() > deadline:
                     break
-                assert "service_unavailable" in result.content[0].text, result.content[0].text
+                message = result.content[0]
+                assert isinstance(message, TextContent) and "service_unavailable" in message.text, message
                 await asyncio.sleep(0.2)
             found = tool_json(result)
     assert [p["source"]["uri"] for p in found["data"]] == ["notes/rotation.md"]

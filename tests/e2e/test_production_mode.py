@@ -5,6 +5,7 @@ production environment variables only, each process with its own search replica 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import signal
@@ -263,7 +264,7 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
                 return [p["source"]["uri"] for p in answer.json()["data"]]
 
             for public, _ in deployment.apis:
-                uris = await _until(lambda public=public: found_on(public), f"the new source on {public}", deployment)
+                uris = await _until(functools.partial(found_on, public), f"the new source on {public}", deployment)
                 assert set(uris) == {"runbooks/narwhal.md"}
 
             # The webhook: the apply's event, signed, delivered to 127.0.0.1.

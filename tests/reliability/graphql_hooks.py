@@ -21,10 +21,10 @@ def graphql_errors_are_coded(ctx: Any, response: Any, case: Any) -> bool | None:
         body = json.loads(response.content)
     except ValueError as error:
         raise AssertionError(f"not JSON ({response.status_code}): {response.content[:200]!r}") from error
-    for error in body.get("errors") or []:
-        code = (error.get("extensions") or {}).get("code")
+    for problem in body.get("errors") or []:
+        code = (problem.get("extensions") or {}).get("code")
         if not isinstance(code, str) or not code:
-            raise AssertionError(f"GraphQL error without extensions.code: {error}")
+            raise AssertionError(f"GraphQL error without extensions.code: {problem}")
     return None
 
 

@@ -61,7 +61,8 @@ class OwnPostgres:
         self.socket_dir = str(info.socket_dir)
 
     def _pg_ctl(self, args: list[str]) -> None:
-        pg_commands.pg_ctl(args, pgdata=self.pgdata, user=self.server.system_user, timeout=60)
+        # The command functions are made when the module loads: no static attribute to type-check.
+        pg_commands.pg_ctl(args, pgdata=self.pgdata, user=self.server.system_user, timeout=60)  # type: ignore[attr-defined]
 
     def stop(self) -> None:
         """Stop the server now (`-m fast`: open sessions are ended, as in a restart or failover)."""

@@ -440,8 +440,8 @@ async def _run_rest(
         response = await _send(http, key, method, path, query, body)
         answer = _problem(response)
         if caller in ("no key", "revoked key"):
-            expected = (404, "not_found") if internal else (401, "unauthenticated")
-            findings.expect(answer[:2] == expected, where, f"expected {expected}, got {answer[:2]}")
+            refusal = (404, "not_found") if internal else (401, "unauthenticated")
+            findings.expect(answer[:2] == refusal, where, f"expected {refusal}, got {answer[:2]}")
         elif caller == "key without the scope":
             findings.expect(
                 answer == (403, "insufficient_scope", row.scope),
@@ -552,6 +552,7 @@ def _graphql_document(entry: str, arguments: dict[str, Any]) -> str:
     kind, name = entry.split(" ", 1)
     graphql = schema._schema
     root = graphql.query_type if kind == "query" else graphql.mutation_type
+    assert root is not None
     definition = root.fields[name]
     declared = {a: str(t.type) for a, t in definition.args.items() if a in arguments}
     variables = ", ".join(f"${a}: {t}" for a, t in declared.items())

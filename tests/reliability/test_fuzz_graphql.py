@@ -27,7 +27,7 @@ async def _graphql(client: httpx.AsyncClient, key: str, query: str) -> dict[str,
     return dict(response.json())
 
 
-def _codes(answer: dict[str, Any]) -> list[str]:
+def _codes(answer: dict[str, Any]) -> list[str | None]:
     return [(e.get("extensions") or {}).get("code") for e in answer.get("errors") or []]
 
 

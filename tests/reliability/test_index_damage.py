@@ -73,13 +73,11 @@ def _damage_and_recover(stack: OwnStack, damage: str) -> Counter[tuple[int, int 
         assert stack.api is not None and stack.api.alive()
         assert not [a for a in answers if a[0] == 500], answers
         for replica, generation in generations.items():
-            wait_until(
-                lambda replica=replica, generation=generation: (
-                    (replica / "corpus" / "CURRENT").exists() and _serving(replica) != generation
-                ),
-                timeout=60,
-                what=f"{replica.name} to serve a rebuilt generation",
-            )
+
+            def rebuilt(replica: Path = replica, generation: Path = generation) -> bool:
+                return (replica / "corpus" / "CURRENT").exists() and _serving(replica) != generation
+
+            wait_until(rebuilt, timeout=60, what=f"{replica.name} to serve a rebuilt generation")
         time.sleep(0.5)
         print(f"index {damage}: search answers {dict(answers)}")
         return answers

@@ -134,7 +134,7 @@ async def test_a_briefing_is_byte_equal_across_calls_and_api_processes(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any, settings: Settings
 ) -> None:
     seeded = await _seed(client, workspace)
-    target = {"project_id": workspace.projects["ALPHA"]}
+    target: dict[str, Any] = {"project_id": workspace.projects["ALPHA"]}
     first = (await brief(client, workspace, seeded["admin"], QUESTION, **target)).content
     second = (await brief(client, workspace, seeded["admin"], QUESTION, **target)).content
     assert first == second
@@ -183,7 +183,7 @@ async def test_an_engagement_briefing_never_includes_an_invisible_child_project(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
     seeded = await _seed(client, workspace)
-    engagement = {"subject_ref": {"type": "engagement", "id": await engagement_of(workspace)}}
+    engagement: dict[str, Any] = {"subject_ref": {"type": "engagement", "id": await engagement_of(workspace)}}
     viewer = await workspace.key("vic", ["context-engine:read"], memberships={"ALPHA": "viewer", "BETA": "guest"})
     seen = (await brief(client, workspace, viewer, "quokka risks", **engagement)).json()["data"]
     projects = {c["projectId"] for c in seen["findings"] + seen["risks"] + seen["blockers"]}

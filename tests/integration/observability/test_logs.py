@@ -41,7 +41,7 @@ def captured_logs() -> Iterator[CapturedLogs]:
     captured = CapturedLogs()
     handler = logging.StreamHandler(captured.stream)
     handler.setFormatter(JsonFormatter())
-    levels: dict[str, str] = {"": "INFO", "groundwork": "DEBUG"}
+    levels: dict[str, str | int] = {"": "INFO", "groundwork": "DEBUG"}
     for name, config in logging_config("INFO", access_log=True)["loggers"].items():
         levels[name] = config["level"]
     loggers = {name: logging.getLogger(name or None) for name in levels}

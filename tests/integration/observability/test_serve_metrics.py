@@ -58,7 +58,7 @@ def _access_pids(log_path: Path, marker: str) -> set[int]:
 
 def _exported_spans(collector: Receiver) -> list[Any]:
     """Every span the OTLP/HTTP exporters posted to the collector."""
-    spans = []
+    spans: list[Any] = []
     for request in collector.requests:
         assert request.path == "/v1/traces" and request.headers["content-type"] == "application/x-protobuf"
         export = ExportTraceServiceRequest.FromString(request.body)

@@ -6,18 +6,18 @@ from typing import Any
 
 from prometheus_client import REGISTRY
 
-from groundwork.observability.http import ObservedHTTP
+from groundwork.observability.http import Message, ObservedHTTP, Scope
 
 
-async def _not_found(scope: dict[str, Any], receive: Any, send: Any) -> None:
+async def _not_found(scope: Scope, receive: Any, send: Any) -> None:
     await send({"type": "http.response.start", "status": 404, "headers": []})
     await send({"type": "http.response.body", "body": b""})
 
 
 async def test_an_unknown_method_is_counted_as_other_and_still_gets_a_request_id() -> None:
-    sent: list[dict[str, Any]] = []
+    sent: list[Message] = []
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Message) -> None:
         sent.append(message)
 
     async def receive() -> dict[str, Any]:
