@@ -327,6 +327,12 @@ class GenerationalIndex(Generic[W]):
         if current is not None:
             self.verify_generation(current)
 
+    def confirm_no_match(self, snapshot: Snapshot) -> None:
+        """Before a search over `snapshot` answers that nothing matched: raises if its files no longer open cleanly
+        (an empty snapshot has nothing to lose)."""
+        if snapshot.searcher.num_docs:
+            self.verify_generation(snapshot.generation)
+
     def verify_generation(self, generation: str) -> None:
         """Open one generation afresh (every segment file and its footer): raises if one is missing or corrupted.
 

@@ -34,9 +34,8 @@ async def find_packages(
         restrictions.append(("contribution_type", [contribution_type]))
     query = restricted(index.schema, text_query(index.schema, clauses), restrictions)
     page = await asyncio.to_thread(search_page, snapshot.searcher, query, limit=limit, after=after, offset=offset)
-    if page.total == 0 and snapshot.searcher.num_docs:
-        # "Nothing matched" is said only from files that still open cleanly: damaged ones can read as empty.
-        await asyncio.to_thread(index.verify_generation, snapshot.generation)
+    if page.total == 0:  # damaged files can read as "no match": say so only from files that open cleanly
+        await asyncio.to_thread(index.confirm_no_match, snapshot)
     return page
 
 

@@ -179,9 +179,8 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         fields = ("text", *STRUCTURE_FIELDS)
         postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
         page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
-        if page.total == 0 and snapshot.searcher.num_docs:
-            # "Nothing matched" is said only from files that still open cleanly: damaged ones can read as empty.
-            await asyncio.to_thread(index.verify_generation, snapshot.generation)
+        if page.total == 0:  # damaged files can read as "no match": say so only from files that open cleanly
+            await asyncio.to_thread(index.confirm_no_match, snapshot)
     next_cursor = None
     if page.has_more and page.hits:
         last = page.hits[-1]
