@@ -204,9 +204,9 @@ class CpuMeter:
         return totals
 
 
-def cpu_line(before: dict[str, float], after: dict[str, float], runs: float) -> str:
-    """CPU milliseconds per run of each component that used any (a count of 0 is left out)."""
-    parts = [f"{name} {(after[name] - before[name]) * 1000 / runs:.0f}" for name in after]
+def cpu_line(before: dict[str, float], after: dict[str, float], runs: float, scale: float = 1000) -> str:
+    """CPU milliseconds (`scale` 1e6: microseconds) per run of each component that used any (0 is left out)."""
+    parts = [f"{name} {(after[name] - before[name]) * scale / runs:.0f}" for name in after]
     return ", ".join(p for p in parts if not p.endswith(" 0"))
 
 
@@ -225,8 +225,29 @@ async def _get_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, 
     return status
 
 
-async def requests_per_second(port: int, path: str, key: str | None, connections: int, seconds: float) -> float:
-    """Closed-loop GETs over `connections` keep-alive connections for `seconds`; completed requests per second."""
+@dataclass
+class LoadWindow:
+    """What one closed-loop window measured: calls completed, seconds, and the CPU meter before and after."""
+
+    calls: int
+    seconds: float
+    before: dict[str, float]
+    after: dict[str, float]
+
+
+def pooled(windows: list[LoadWindow], scale: float = 1000) -> tuple[float, str]:
+    """Calls per second over several windows, and CPU per call over all of them (ms; `scale` 1e6: µs)."""
+    calls = sum(w.calls for w in windows)
+    before = {name: sum(w.before[name] for w in windows) for name in windows[0].before}
+    after = {name: sum(w.after[name] for w in windows) for name in windows[0].after}
+    return calls / sum(w.seconds for w in windows), cpu_line(before, after, max(calls, 1), scale) if before else ""
+
+
+async def get_window(
+    port: int, path: str, key: str | None, connections: int, seconds: float, meter: CpuMeter
+) -> LoadWindow:
+    """Closed-loop GETs over `connections` keep-alive connections: one warm-up second, then `seconds` counted
+    (and metered)."""
     auth = f"Authorization: Bearer {key}\r\n" if key else ""
     request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}\r\n".encode()
     done = 0
@@ -247,28 +268,12 @@ async def requests_per_second(port: int, path: str, key: str | None, connections
     stop_at = time.perf_counter() + 1.0
     await asyncio.gather(*(client() for _ in range(connections)))  # warm-up second
     done = 0
+    before = meter.snapshot()
     started = time.perf_counter()
     stop_at = started + seconds
     await asyncio.gather(*(client() for _ in range(connections)))
-    return done / (time.perf_counter() - started)
-
-
-@dataclass
-class LoadWindow:
-    """What one closed-loop window measured: calls completed, seconds, and the CPU meter before and after."""
-
-    calls: int
-    seconds: float
-    before: dict[str, float]
-    after: dict[str, float]
-
-
-def pooled(windows: list[LoadWindow]) -> tuple[float, str]:
-    """Calls per second over several windows, and CPU per call over all of them."""
-    calls = sum(w.calls for w in windows)
-    before = {name: sum(w.before[name] for w in windows) for name in windows[0].before}
-    after = {name: sum(w.after[name] for w in windows) for name in windows[0].after}
-    return calls / sum(w.seconds for w in windows), cpu_line(before, after, max(calls, 1)) if before else ""
+    elapsed = time.perf_counter() - started
+    return LoadWindow(done, elapsed, before, meter.snapshot())
 
 
 async def interleaved(
@@ -635,28 +640,42 @@ async def bench(
                     {"bare api": [pids["bare api"]], "api": [pids["api"]], "postgres": [servers["postgres"]]},
                     with_children={"postgres", "api"},
                 )
-                cpu_before = get_meter.snapshot()
-                bare_rps = await requests_per_second(bare_port, "/bare", None, 16, window)
-                cpu_bare = get_meter.snapshot()
+                targets = {
+                    "bare": (bare_port, "/bare", None),
+                    "big": (api_port, f"/api/v1/work-item-enhancements/{big['id']}", key),
+                    "small": (api_port, f"/api/v1/work-item-enhancements/{small['id']}", key),
+                }
                 get_spy: subprocess.Popen[bytes] | None = None
-                if profile is not None:
+                if profile is not None:  # the API over every round (the bare endpoint is another process)
                     get_spy = subprocess.Popen(
                         [
-                            *("py-spy", "record", "-p", str(pids["api"]), "-d", str(int(window))),
+                            *(
+                                "py-spy",
+                                "record",
+                                "-p",
+                                str(pids["api"]),
+                                "-d",
+                                str(int((window / rounds + 1) * 3 * rounds)),
+                            ),
                             *("-f", "raw", "-o", str(profile / "api-get.txt"), "-r", "200"),
                         ],
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
                     )
-                ours_big = await requests_per_second(
-                    api_port, f"/api/v1/work-item-enhancements/{big['id']}", key, 16, window
-                )
-                cpu_big = get_meter.snapshot()
+                # The floor and both runs in alternating windows, as for throughput: the machine's drift
+                # weighs on all three alike.
+                windows: dict[str, list[LoadWindow]] = {name: [] for name in targets}
+                for _ in range(rounds):
+                    for name, (port, path, auth) in targets.items():
+                        windows[name].append(await get_window(port, path, auth, 16, window / rounds, get_meter))
                 if get_spy is not None:
-                    get_spy.wait(60)
-                ours_small = await requests_per_second(
-                    api_port, f"/api/v1/work-item-enhancements/{small['id']}", key, 16, window
-                )
+                    get_spy.wait(120)
+                rates = {name: pooled(found, scale=1e6) for name, found in windows.items()}
+
+                def round_ratios(name: str) -> str:
+                    pairs = zip(windows[name], windows["bare"], strict=True)
+                    return " / ".join(f"{(m.calls / m.seconds) / (b.calls / b.seconds):.2f}" for m, b in pairs)
+
                 size_big = len(
                     (
                         await http.get(
@@ -664,18 +683,27 @@ async def bench(
                         )
                     ).content
                 )
-                print("| GET, 16 keep-alive connections | requests/s | ratio to bare | target |")
+                bare_rps = rates["bare"][0]
+                print("| GET, 16 keep-alive connections | requests/s | ratio to bare (each round) | target |")
                 print("|---|---:|---:|---|")
                 print(f"| bare Litestar endpoint (floor) | {bare_rps:.0f} | 1.00x | |")
                 print(
                     f"| GET a run, 8 actions ({len(big['drafts'])} drafts, {len(big['artifacts'])} artifacts, "
-                    f"{size_big / 1024:.0f} KiB) | {ours_big:.0f} | {ours_big / bare_rps:.2f}x | ≥ 0.5x |"
+                    f"{size_big / 1024:.0f} KiB) | {rates['big'][0]:.0f} | {rates['big'][0] / bare_rps:.2f}x "
+                    f"({round_ratios('big')}) | ≥ 0.5x |"
                 )
-                print(f"| GET a run, 1 action | {ours_small:.0f} | {ours_small / bare_rps:.2f}x | ≥ 0.5x |")
-                per = (window + 1.0) / 1000  # the warm-up second runs too; CPU per request in µs below
                 print(
-                    f"\n- CPU per request (µs): bare endpoint: {cpu_line(cpu_before, cpu_bare, bare_rps * per)}; "
-                    f"GET a run, 8 actions: {cpu_line(cpu_bare, cpu_big, ours_big * per)}"
+                    f"| GET a run, 1 action | {rates['small'][0]:.0f} | {rates['small'][0] / bare_rps:.2f}x "
+                    f"({round_ratios('small')}) | ≥ 0.5x |"
+                )
+                each = {n: " / ".join(f"{w.calls / w.seconds:.0f}" for w in found) for n, found in windows.items()}
+                print(
+                    f"\n- requests/s in each round: bare {each['bare']}; 8 actions {each['big']}; "
+                    f"1 action {each['small']}"
+                )
+                print(
+                    f"- CPU per request (µs): bare endpoint: {rates['bare'][1]}; GET a run, 8 actions: "
+                    f"{rates['big'][1]}; GET a run, 1 action: {rates['small'][1]}"
                 )
             print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:

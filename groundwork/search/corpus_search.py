@@ -176,16 +176,22 @@ def weighted_clauses(
 
 
 def ranking_query(
-    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics | None = None
+    schema: tantivy.Schema,
+    clauses: list[AnalyzedClause],
+    stats: IndexStatistics | None = None,
+    weighted: list[WeightedClause] | None = None,
 ) -> tantivy.Query:
     """The query of the clauses: plain ones rank, `+` ones must match (anywhere), `-` ones must not be in the
-    text. Without statistics (which weigh structure) only the text ranks, as before structure counted."""
+    text. Without statistics (which weigh structure) only the text ranks, as before structure counted.
+    `weighted`: the clauses' `weighted_clauses`, when the caller has them already."""
     if stats is None:
         return text_query(schema, clauses)
     must_not = tantivy.Occur.MustNot
     excluded = [(must_not, _term_or_phrase(schema, "text", a.terms)) for a in clauses if a.clause.occur == "must_not"]
-    weighted = [(_OCCUR[w.analyzed.clause.occur], w.query) for w in weighted_clauses(schema, clauses, stats)]
-    return tantivy.Query.boolean_query(weighted + excluded)
+    if weighted is None:
+        weighted = weighted_clauses(schema, clauses, stats)
+    ranked = [(_OCCUR[w.analyzed.clause.occur], w.query) for w in weighted]
+    return tantivy.Query.boolean_query(ranked + excluded)
 
 
 def _const(query: tantivy.Query) -> tantivy.Query:
@@ -389,8 +395,12 @@ def collect_page(
         # that ends on the lowest score collected may be missing a tie.
         return len(ranked) < wanted or (bool(page.hits) and page.hits[-1].score > ranked[-1].score)
 
-    if stats is not None and all(a.clause.occur != "must" for a in clauses):
-        weighted = sorted(weighted_clauses(schema, clauses, stats), key=lambda w: w.upper_bound)
+    # Each clause's query is built once (a long query, such as a work item's words, spent most of its CPU
+    # building them), and the whole query's ranking part once for both attempts below.
+    in_order = weighted_clauses(schema, clauses, stats) if stats is not None else None
+    whole = ranking_query(schema, clauses, stats, in_order)
+    if in_order is not None and all(a.clause.occur != "must" for a in clauses):
+        weighted = sorted(in_order, key=lambda w: w.upper_bound)
         frequent, bound = 0, 0.0
         while frequent < len(weighted) - 1 and bound + weighted[frequent].upper_bound < 0.5 * weighted[-1].upper_bound:
             bound += weighted[frequent].upper_bound
@@ -410,13 +420,13 @@ def collect_page(
                 )
                 query = build_query(schema, clauses, filters, stats, ranking=pair)
             else:
-                query = build_query(schema, clauses, filters, stats, required=weighted[frequent:])
+                query = build_query(schema, clauses, filters, stats, required=weighted[frequent:], ranking=whole)
             ranked = collect_ranked(searcher, query, wanted - 1)
             if over_cap or len(ranked) > cap:
                 page = page_of(ranked)
                 if len(page.hits) == limit and page.hits[-1].score > bound and settled(ranked, page):
                     return page
-    query = build_query(schema, clauses, filters, stats)
+    query = build_query(schema, clauses, filters, stats, ranking=whole)
     ranked = collect_ranked(searcher, query, wanted - 1)
     page = page_of(ranked)
     if wanted <= cap and not (len(page.hits) == limit and settled(ranked, page)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from groundwork.domain.corpus import QueryClause
@@ -10,6 +11,7 @@ from groundwork.persistence.repositories import context_engine as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.search.corpus_search import HitPage, restricted, search_page, text_query
 from groundwork.search.package_index import package_index
+from groundwork.search.passages import INLINE_POSTINGS
 
 
 async def find_packages(
@@ -26,14 +28,18 @@ async def find_packages(
     if not project_ids or not clauses:
         return HitPage([], False, 0)
     index = package_index()
-    snapshot = await asyncio.to_thread(index.snapshot)
+    snapshot = index.snapshot()  # the one taken last unless a commit landed, as for a passage search
     if snapshot is None:
         return HitPage([], False, 0)
     restrictions = [("project_id", project_ids), ("classification", list(classes)), ("status", ["ready"])]
     if contribution_type is not None:
         restrictions.append(("contribution_type", [contribution_type]))
     query = restricted(index.schema, text_query(index.schema, clauses), restrictions)
-    page = await asyncio.to_thread(search_page, snapshot.searcher, query, limit=limit, after=after, offset=offset)
+    read = functools.partial(search_page, snapshot.searcher, query, limit=limit, after=after, offset=offset)
+    # A word has at most one posting per document: a small index answers on the event loop, without the hop
+    # to a worker thread and back; a large one in a thread, where Tantivy searches without the GIL.
+    words = sum(len(a.terms) for a in clauses)
+    page = read() if snapshot.searcher.num_docs * words <= INLINE_POSTINGS else await asyncio.to_thread(read)
     if page.total == 0:  # damaged files can read as "no match": say so only from files that open cleanly
         await asyncio.to_thread(index.confirm_no_match, snapshot)
     return page

@@ -33,21 +33,19 @@ from groundwork.domain.pagination import page_request, ranked_cursor, ranked_pos
 from groundwork.domain.principals import Principal
 from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
-from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index
+from groundwork.search.corpus_index import corpus_index
 from groundwork.search.corpus_search import SearchFilters
 from groundwork.search.passages import (
     PassageHit,
     ServingState,
     load_serving_state,
+    runs_inline,
     search_snapshot,
-    snapshot_statistics,
 )
 from groundwork.services.index_reads import SearchIndexUnavailable, readable
 from groundwork.services.invalidated_cache import InvalidatedCache
 
 CONTEXT_READ = "context:read"
-# Up to this many postings (summed document frequencies of the query's words), a search runs on the event loop.
-_INLINE_POSTINGS = 2_000
 # What each principal may read through each subject, and what serves at each index position: cached
 # while the change feed is live, dropped on any change to memberships, roles, projects, segmenters or classes.
 _scopes: InvalidatedCache[tuple[str, str, bool, str, str], repo.SearchScope] = InvalidatedCache(ttl_seconds=60.0)
@@ -173,12 +171,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
     )
     with readable(index):
-        # Tantivy releases the GIL while it searches: a search over many postings runs in a worker thread; one
-        # over few (rare words) costs less than the hop to a thread and back, and runs here.
-        stats = snapshot_statistics(snapshot)
-        fields = ("text", *STRUCTURE_FIELDS)
-        postings = sum(stats.doc_freq(field, term) for a in clauses for term in a.terms for field in fields)
-        page, passages = read() if postings <= _INLINE_POSTINGS else await asyncio.to_thread(read)
+        page, passages = read() if runs_inline(snapshot, clauses) else await asyncio.to_thread(read)
         if page.total == 0:  # damaged files can read as "no match": say so only from files that open cleanly
             await asyncio.to_thread(index.confirm_no_match, snapshot)
     next_cursor = None

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from groundwork.demo.pdf import build_pdf
 from groundwork.persistence import db
+from groundwork.search import passages
 from groundwork.search.passages import project_passages
 from tests.conftest import Workspace, idem
 from tests.integration.search.helpers import contribute, marked, search
@@ -220,3 +222,9 @@ async def test_grounding_passages_are_the_searched_passages_without_highlights(
     assert [p.id for p in grounding] == [hit["id"] for hit in searched]
     assert [p.text for p in grounding] == [hit["text"] for hit in searched]
     assert all(p.highlights == [] for p in grounding)  # drafts quote passages; nobody sees highlights there
+
+    # A small search runs on the event loop, a large one in a worker thread: both answer the same passages.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(passages, "INLINE_POSTINGS", 0)
+        threaded = await project_passages(workspace.id, workspace.projects["ALPHA"], "SFTP banner timeout")
+    assert [(p.id, p.score) for p in threaded] == [(p.id, p.score) for p in grounding]
