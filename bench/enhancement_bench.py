@@ -696,10 +696,10 @@ async def bench(
                     f"| GET a run, 1 action | {rates['small'][0]:.0f} | {rates['small'][0] / bare_rps:.2f}x "
                     f"({round_ratios('small')}) | ≥ 0.5x |"
                 )
-                each = {n: " / ".join(f"{w.calls / w.seconds:.0f}" for w in found) for n, found in windows.items()}
+                per_round = {n: " / ".join(f"{w.calls / w.seconds:.0f}" for w in found) for n, found in windows.items()}
                 print(
-                    f"\n- requests/s in each round: bare {each['bare']}; 8 actions {each['big']}; "
-                    f"1 action {each['small']}"
+                    f"\n- requests/s in each round: bare {per_round['bare']}; 8 actions {per_round['big']}; "
+                    f"1 action {per_round['small']}"
                 )
                 print(
                     f"- CPU per request (µs): bare endpoint: {rates['bare'][1]}; GET a run, 8 actions: "
