@@ -10,6 +10,7 @@ from groundwork.domain.corpus import QueryClause
 from groundwork.persistence.repositories import context_engine as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.search.corpus_search import HitPage, restricted, search_page, text_query
+from groundwork.search.failures import reading
 from groundwork.search.package_index import package_index
 from groundwork.search.passages import INLINE_POSTINGS
 
@@ -51,6 +52,7 @@ async def project_packages(workspace_id: str, project_id: str, text: str, limit:
     The caller has already established that its principal may read the project's context.
     """
     clauses = analyze_clauses([QueryClause(word, False, "should", 0) for word in text.split()[:64]])
-    page = await find_packages([project_id], ("general",), clauses, limit=limit)
+    with reading(package_index()):
+        page = await find_packages([project_id], ("general",), clauses, limit=limit)
     rows = await repo.entries_by_seq(workspace_id, [h.seq for h in page.hits], [project_id], ["general"])
     return [rows[h.seq] for h in page.hits if h.seq in rows]

@@ -20,6 +20,7 @@ from groundwork.persistence.repositories import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlighter
 from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index, read_record
 from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
+from groundwork.search.failures import IndexUnreadable, reading
 from groundwork.search.generations import Snapshot
 
 
@@ -176,8 +177,12 @@ async def project_passages(
     if not clauses:
         return []
     index = corpus_index()
-    snapshot = index.snapshot()  # the one taken last unless a commit landed, as for a user's search
+    with reading(index):
+        snapshot = index.snapshot()  # the one taken last unless a commit landed, as for a user's search
     if snapshot is None:
+        if await repo.last_index_change() > 0:
+            # Passages exist but no index serves them yet (a replica being built): an empty answer would lie.
+            raise IndexUnreadable(f"the {index.folder} index is being rebuilt")
         return []
     state = await serving_state(snapshot.applied_seq)
     filters = SearchFilters(
@@ -191,5 +196,10 @@ async def project_passages(
     read = functools.partial(
         search_snapshot, snapshot, index.schema, clauses, filters, limit=limit, after=None, highlights=False
     )
-    _, passages = read() if runs_inline(snapshot, clauses) else await asyncio.to_thread(read)
+    with reading(index):
+        _, passages = read() if runs_inline(snapshot, clauses) else await asyncio.to_thread(read)
+        if not passages:
+            # Damaged files can read as "no match", and a run keeps the evidence its first step gathered: nothing
+            # found is an answer only from files that open cleanly.
+            await asyncio.to_thread(index.confirm_no_match, snapshot)
     return passages

@@ -527,7 +527,8 @@ async def query_context(
     assert target.subject_type is not None and target.subject_id is not None
     question_terms = _question_terms(question)
     clauses = analyze_clauses([QueryClause(t.word, False, "should", 0) for t in question_terms])
-    hits = await find_packages(target.project_ids, target.classes, clauses, limit=BRIEFING_CANDIDATES)
+    with readable(package_index()):
+        hits = await find_packages(target.project_ids, target.classes, clauses, limit=BRIEFING_CANDIDATES)
     rows = await repo.entries_by_seq(
         principal.workspace_id, [h.seq for h in hits.hits], target.project_ids, list(target.classes)
     )

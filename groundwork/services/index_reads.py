@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from groundwork.domain.errors import ServiceUnavailable
-from groundwork.search.failures import is_index_failure
+from groundwork.search.failures import IndexUnreadable, reading
 
 log = logging.getLogger(__name__)
 
@@ -21,10 +21,8 @@ class SearchIndexUnavailable(ServiceUnavailable):
 def readable(index: Any) -> Iterator[None]:
     """Index files that cannot be read are a 503 (the worker rebuilds them from PostgreSQL), never a 500."""
     try:
-        yield
-    except BaseException as exc:
-        if not is_index_failure(exc):
-            raise
-        log.error("the %s index cannot be read: %s: %s", index.folder, type(exc).__name__, exc)
-        index.report_unreadable()  # the next search reloads; this process's replica checks the files at once
+        with reading(index):
+            yield
+    except IndexUnreadable as exc:
+        log.error("%s", exc)
         raise SearchIndexUnavailable("The search index cannot be read right now; retry shortly.") from None

@@ -6,11 +6,15 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from groundwork.config import Settings
+from groundwork.search import corpus_index
+from groundwork.search.package_index import package_index
+from groundwork.services.package_indexing import catch_up_package_index
 from tests.conftest import Workspace, free_port, idem, mcp_session, tool_json
 from tests.integration.context_engine.helpers import body, brief, contribute, engagement_of, evidence, get, register
 from tests.integration.search.helpers import contribute as contribute_source
@@ -257,3 +261,23 @@ async def test_a_query_is_read_only_and_checks_its_input(
         "/api/v1/context/query", json={"question": "x", "project_id": alpha}, headers=workspace.headers(no_scope)
     )
     assert refused.status_code == 403 and refused.json()["required_scope"] == "context-engine:read"
+
+
+async def test_a_briefing_over_damaged_package_index_files_is_a_coded_503_never_a_500(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any, settings: Settings, tmp_path: Path
+) -> None:
+    await _seed(client, workspace)
+    key = await workspace.key("vic", ["context-engine:read", "work-items:read"], memberships={"ALPHA": "viewer"})
+    try:
+        corpus_index.configure(tmp_path / "replica")
+        await catch_up_package_index(package_index())
+        await brief(client, workspace, key, QUESTION, project_id=workspace.projects["ALPHA"])
+        packages = tmp_path / "replica" / "packages"
+        for segment_file in (packages / (packages / "CURRENT").read_text().strip()).iterdir():
+            if segment_file.suffix in (".term", ".idx", ".store"):
+                with segment_file.open("r+b") as handle:  # damaged in place, under the open reader
+                    handle.write(bytes(segment_file.stat().st_size))
+        refused = await brief(client, workspace, key, QUESTION, project_id=workspace.projects["ALPHA"], expect=503)
+        assert refused.json()["code"] == "service_unavailable"
+    finally:
+        corpus_index.configure(settings.index_dir)

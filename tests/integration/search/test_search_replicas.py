@@ -18,8 +18,11 @@ import pytest
 from groundwork.config import Settings
 from groundwork.search import corpus_index
 from groundwork.search.corpus_index import CorpusIndex
+from groundwork.search.failures import IndexUnreadable
+from groundwork.search.passages import project_passages
 from groundwork.search.replica_directory import claim_directory
 from groundwork.services import search_replica
+from groundwork.services.corpus_indexing import catch_up_index
 from groundwork.services.corpus_sources import SourceUpload, ingest_without_index, receive_source
 from groundwork.services.search_replica import SearchReplica
 from tests.conftest import Workspace, serving
@@ -119,6 +122,33 @@ async def test_segment_files_damaged_under_a_serving_replica_answer_503_never_an
         hits = await _until(lambda: _texts_when_served(http, workspace, key, "kiwi"), "the source found again")
         assert hits == ["The kiwi ledger closes on Sundays."]
         assert (corpus / "CURRENT").read_text().strip() != damaged.name
+
+
+async def test_a_runs_evidence_is_never_gathered_from_damaged_or_missing_index_files(
+    settings: Settings, workspace: Workspace, tmp_path: Path
+) -> None:
+    await _ingest_in_postgresql_only(workspace, "notes/kiwi.txt", "The kiwi ledger closes on Sundays.")
+    alpha = workspace.projects["ALPHA"]
+    try:
+        # A process whose replica is not built yet: passages exist, so "no evidence" would be a lie that a run
+        # keeps (its first step stores what it gathered); the step fails and Temporal retries it.
+        corpus_index.configure(tmp_path / "replica")
+        with pytest.raises(IndexUnreadable, match="being rebuilt"):
+            await project_passages(workspace.id, alpha, "kiwi ledger")
+
+        await catch_up_index(corpus_index.corpus_index())
+        [found] = await project_passages(workspace.id, alpha, "kiwi ledger")
+        assert found.text == "The kiwi ledger closes on Sundays."
+
+        corpus = tmp_path / "replica" / "corpus"
+        for term_file in (corpus / (corpus / "CURRENT").read_text().strip()).glob("*.term"):
+            with term_file.open("r+b") as handle:  # zeroed in place: reads as "no such word" without failing
+                handle.write(bytes(term_file.stat().st_size))
+        with pytest.raises(IndexUnreadable):
+            await project_passages(workspace.id, alpha, "kiwi ledger")
+        assert corpus_index.corpus_index().unreadable  # this process's replica checks its files at once
+    finally:
+        corpus_index.configure(settings.index_dir)
 
 
 async def _texts_when_served(http: httpx.AsyncClient, workspace: Workspace, key: str, query: str) -> list[str]:
