@@ -10,7 +10,8 @@ structured Markdown documents (generated ones, and the demo corpus's real ones) 
    last one is searchable and active. Peer: Tantivy's own indexing rate — the same passages, already in
    memory, written with the same schema and writer into a fresh index (one commit).
 2. Latency, three query shapes (two rare terms; a common and a mid term; one very common term), page of
-   20, engagement subject over the 10 generated projects, at concurrency 1 and 16:
+   20, engagement subject over the 10 generated projects, at concurrency 1 and 16 (closed-loop callers: a
+   query's clock starts the moment its caller's previous answer arrived, so waiting for the loop counts):
    - REST `POST /api/v1/context/search` against `groundwork serve` in its own process (HTTP, auth,
      visibility, the index, passage text, highlights, JSON), from a minimal keep-alive HTTP/1.1 client
      (one connection per request in flight) so that a client library's own cost is not counted;
@@ -365,17 +366,27 @@ def reciprocal_rank(ids: list[str], relevant: set[str]) -> float:
 
 
 async def timed(run: Callable[[str], Awaitable[Any]], queries: list[str], concurrency: int) -> list[float]:
-    """Latency of each query, `concurrency` in flight at once."""
-    gate = asyncio.Semaphore(concurrency)
+    """Latency of each query from `concurrency` closed-loop callers: each sends its next query the moment its
+    previous answer arrives, and that moment starts the next query's clock.
+
+    So the time a query waits for the event loop counts, as it does for a request waiting in a server's queue.
+    A search that never yields (a small one runs on the loop) would otherwise start its clock only once the
+    searches ahead of it were done, and measure its own CPU at any concurrency."""
+    pending = iter(queries)
     samples: list[float] = []
+    start = time.perf_counter()  # every caller sends its first query now
 
-    async def one(query: str) -> None:
-        async with gate:
-            started = time.perf_counter()
+    async def caller() -> None:
+        sent = start
+        for query in pending:
             await run(query)
-            samples.append(time.perf_counter() - started)
+            answered = time.perf_counter()
+            samples.append(answered - sent)
+            sent = answered
+            if concurrency > 1:
+                await asyncio.sleep(0)  # the next query goes behind what the other callers have in flight
 
-    await asyncio.gather(*(one(q) for q in queries))
+    await asyncio.gather(*(caller() for _ in range(concurrency)))
     return samples
 
 
