@@ -43,7 +43,7 @@ class CorpusEvidence:
         if not await self.holds(requested_by, project_id, "context:read"):
             return []
         query = _query(title, fields)
-        # Both searches read their index in a worker thread: side by side, a run waits for the slower only.
+        # Side by side: a large search reads its index in a worker thread, and a run waits for the slower only.
         passages, packages = await asyncio.gather(
             self.passages(workspace_id, project_id, query), self.packages(workspace_id, project_id, query)
         )
