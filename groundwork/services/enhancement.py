@@ -501,9 +501,11 @@ async def run_action(
     check_confirm(confirm)
     check_field_authority(principal, [ACTION_FIELDS[action]])
     view = await load_run(principal, run_id)
-    _check_reviewable(view.run)
-    # The create rules hold over the run's whole life: no repeat of a pending action, and a cap per run.
+    # The create rules hold over the run's whole life: no repeat of a pending action, and a cap per run. They
+    # come first, as in the run's Update validator: a repeat sent while its twin keeps the run `running` is
+    # refused as the repeat (422), not as a run that is busy (409).
     check_new_action(action, [a.action for a in view.actions if a.state == "pending"], len(view.actions))
+    _check_reviewable(view.run)
     request_id = _request_id("op", principal, idempotency_key, run_id, action, text)
     update = await _start_update(
         run_id, EnhancementRunWorkflow.run_action, RunActionUpdate(request_id, action, text), request_id
