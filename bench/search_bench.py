@@ -11,7 +11,9 @@ structured Markdown documents (generated ones, and the demo corpus's real ones) 
    memory, written with the same schema and writer into a fresh index (one commit).
 2. Latency, three query shapes (two rare terms; a common and a mid term; one very common term), page of
    20, engagement subject over the 10 generated projects, at concurrency 1 and 16 (closed-loop callers: a
-   query's clock starts the moment its caller's previous answer arrived, so waiting for the loop counts):
+   query's clock starts the moment its caller's previous answer arrived, so waiting for the loop counts).
+   The four sides take turns over blocks of the same queries (20 at concurrency 1, 100 at 16), in an
+   order that rotates, so a drift in the machine's speed weighs on each side alike:
    - REST `POST /api/v1/context/search` against `groundwork serve` in its own process (HTTP, auth,
      visibility, the index, passage text, highlights, JSON), from a minimal keep-alive HTTP/1.1 client
      (one connection per request in flight) so that a client library's own cost is not counted;
@@ -53,7 +55,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -390,6 +392,26 @@ async def timed(run: Callable[[str], Awaitable[Any]], queries: list[str], concur
     return samples
 
 
+async def timed_in_turns(
+    runners: Mapping[str, Callable[[str], Awaitable[Any]]], queries: list[str], concurrency: int
+) -> dict[str, list[float]]:
+    """Each side's latencies (`timed`), the sides taking turns over blocks of the queries.
+
+    This machine's speed drifts by tens of percent over minutes; one side's 200 queries after another's
+    would compare different machines. Every side runs each block of queries (the same queries) before the
+    next block, in an order that rotates from block to block, so a drift weighs on every side alike. A block
+    is long enough for a side to run warm: 20 queries at concurrency 1, 100 at 16 (a closed loop's ramp-up
+    and tail come once per block)."""
+    block = 20 if concurrency == 1 else 100
+    names = list(runners)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for turn, first in enumerate(range(0, len(queries), block)):
+        order = names[turn % len(names) :] + names[: turn % len(names)]
+        for name in order:
+            samples[name].extend(await timed(runners[name], queries[first : first + block], concurrency))
+    return samples
+
+
 class KeepAliveHTTP:
     """A pool of keep-alive HTTP/1.1 connections that write a request and read the answer by its Content-Length.
 
@@ -592,9 +614,10 @@ async def main() -> None:
                     for run in runners.values():
                         await run(q)
                 for concurrency in (1, 16):
-                    row_results = {}
-                    for name, run in runners.items():
-                        row_results[name] = percentiles(await timed(run, queries, concurrency))
+                    row_results = {
+                        name: percentiles(samples)
+                        for name, samples in (await timed_in_turns(runners, queries, concurrency)).items()
+                    }
                     results[(shape, concurrency)] = row_results
                     line = ", ".join(f"{n} {a:.2f} / {b:.2f}" for n, (a, b) in row_results.items())
                     print(f"{shape}, concurrency {concurrency} (p50 / p99 ms): {line}", flush=True)
