@@ -150,15 +150,26 @@ async def run_bare_worker(address: str) -> None:
 
 
 def run_bare_api(port: int) -> None:
-    """A bare Litestar endpoint under the uvicorn settings `groundwork serve` uses."""
+    """A bare Litestar endpoint under the uvicorn settings `groundwork serve` uses (no access log either: until
+    2026-11-27 this floor wrote one log line per request, which `groundwork serve` does not)."""
     import uvicorn
     from litestar import Litestar, get
+
+    from groundwork.api.app import SERVER_OPTIONS
 
     @get("/bare")
     async def bare() -> dict[str, Any]:
         return {"data": {"id": "bare", "state": "ready_for_review"}}
 
-    uvicorn.run(Litestar([bare]), host="127.0.0.1", port=port, proxy_headers=True, log_level="info")
+    uvicorn.run(
+        Litestar([bare]),
+        host="127.0.0.1",
+        port=port,
+        proxy_headers=True,
+        log_level="info",
+        access_log=False,
+        **SERVER_OPTIONS,
+    )
 
 
 # --- CPU accounting ----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 import os
 import random
 import socket
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -181,6 +182,43 @@ async def api_url(settings: Settings) -> AsyncIterator[str]:
 async def client(api_url: str) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
         yield http
+
+
+@pytest.fixture
+async def second_api_process(settings: Settings) -> AsyncIterator[str]:
+    """`groundwork serve` in a process of its own, on the session's database (another API process, with its
+    own caches); yields its base URL."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "TEMPORAL_ADDRESS": settings.temporal_address,
+        "GROUNDWORK_INDEX_DIR": str(settings.index_dir),
+        "GROUNDWORK_RATE_LIMIT_PER_MINUTE": "100000",
+    }
+    process = subprocess.Popen(
+        # Its internal listener on a free port too: the default 8001 may be taken on a shared machine.
+        [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port), "--internal-port", str(free_port())],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=5) as http:
+            for _ in range(300):
+                try:
+                    if (await http.get("/health/live")).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the second API process did not start")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 @pytest.fixture(scope="session")

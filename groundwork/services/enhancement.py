@@ -76,7 +76,7 @@ from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as work_item_repo
 from groundwork.recently_used import RecentlyUsed
-from groundwork.services import project_access, run_waits
+from groundwork.services import heard_runs, project_access, run_waits
 from groundwork.services.temporal import current_connection
 from groundwork.workflows.enhancement import (
     ApplyOutcome,
@@ -176,8 +176,11 @@ async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, 
     return True
 
 
-async def _visible_run(principal: Principal, run_id: str) -> tuple[runs.RunRow, frozenset[str]]:
-    run = await runs.get_run(principal.workspace_id, run_id)
+async def _visible_run(principal: Principal, run_id: str, *, heard: bool = False) -> tuple[runs.RunRow, frozenset[str]]:
+    if heard:
+        run = await heard_runs.heard_run_row(principal.workspace_id, run_id)
+    else:
+        run = await heard_runs.fresh_run_row(principal.workspace_id, run_id)
     if run is None:
         raise NotFound("No such enhancement run.")
     permissions = await project_access.project_permissions(principal, run.project_id)
@@ -243,9 +246,18 @@ async def _contents_of(run: runs.RunRow) -> Contents:
 _views_built: RecentlyUsed[tuple[str, CallerRights], tuple[bool, RunView]] = RecentlyUsed(256)
 
 
-async def load_run(principal: Principal, run_id: str) -> RunView:
-    """A run the caller can see, with its actions, drafts and artifacts (one round trip when unchanged)."""
-    run, permissions = await _visible_run(principal, run_id)
+async def read_run(principal: Principal, run_id: str) -> RunView:
+    """A run the caller can see, for a read: its row and view reused while no change to them was heard
+    (no round trip when unchanged; a change from any process shows once PostgreSQL delivers its notification)."""
+    return await load_run(principal, run_id, heard=True)
+
+
+async def load_run(principal: Principal, run_id: str, *, heard: bool = False) -> RunView:
+    """A run the caller can see, with its actions, drafts and artifacts (one round trip when unchanged).
+
+    From its row as PostgreSQL has it now, unless `heard` (`read_run`): then as last read, if no change was
+    heard since."""
+    run, permissions = await _visible_run(principal, run_id, heard=heard)
     rights = _rights(principal, "work_items:write" in permissions)
     expired = review_expired(run.state, run.review_expires_at, datetime.now(UTC))
     key = (run.id, rights)

@@ -32,6 +32,16 @@ class InvalidatedCache(Generic[K, V]):
         self._generation += 1
         self._entries = {}
 
+    def discard(self, key: K) -> None:
+        """Forget one value (and refuse values whose loading started before now)."""
+        self._generation += 1
+        self._entries.pop(key, None)
+
+    def discard_where(self, stale: Callable[[V], bool]) -> None:
+        """Forget the values `stale` picks (and refuse values whose loading started before now)."""
+        self._generation += 1
+        self._entries = {key: entry for key, entry in self._entries.items() if not stale(entry[1])}
+
     def get(self, key: K) -> tuple[bool, V | None]:
         """(True, value) when a fresh value is held and the feed is live, else (False, None)."""
         if not change_feed.is_live():

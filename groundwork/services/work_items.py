@@ -19,7 +19,7 @@ from groundwork.domain.work_items import (
 from groundwork.persistence import db
 from groundwork.persistence.repositories import tenancy
 from groundwork.persistence.repositories import work_items as repo
-from groundwork.services import project_access, request_results
+from groundwork.services import heard_runs, project_access, request_results
 
 
 @dataclass
@@ -177,7 +177,7 @@ async def update_work_item(
         diff = field_changes(before, after)
         if not diff:
             return item  # nothing changed: no new version, no history entry
-        return await repo.update_work_item(
+        updated = await repo.update_work_item(
             item,
             title=title,
             status=status,
@@ -188,6 +188,9 @@ async def update_work_item(
             actor_id=principal.id,
             source=source,
         )
+    # Runs targeting it show its new version in this process's next read, before the notification is heard.
+    heard_runs.forget_heard_runs(f"work_item:{work_item_id}")
+    return updated
 
 
 async def work_item_history(principal: Principal, work_item_id: str) -> list[dict[str, Any]]:

@@ -384,7 +384,7 @@ async def work_item_enhancement_run(
 ) -> WorkItemEnhancementRun | None:
     """One run, or null when the caller cannot see it."""
     try:
-        return WorkItemEnhancementRun.of(await service.load_run(require(info, SCOPE_READ), str(id)))
+        return WorkItemEnhancementRun.of(await service.read_run(require(info, SCOPE_READ), str(id)))
     except GroundworkError as error:
         if error.code == "not_found":
             return None

@@ -99,7 +99,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
     async def get_enhancement_run(ctx: Context[Any, Any], run_id: str) -> dict[str, Any]:
         """A run with its target, drafts, artifacts, evidence references and allowed next actions."""
         try:
-            return {"data": run_resource(await service.load_run(caller(ctx, SCOPE_READ), run_id))}
+            return {"data": run_resource(await service.read_run(caller(ctx, SCOPE_READ), run_id))}
         except GroundworkError as error:
             raise tool_error(error) from None
 

@@ -129,7 +129,7 @@ class EnhancementRunController(Controller):
 
     @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
     async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[dict[str, Any]]:
-        view = await service.load_run(request.user, run_id)
+        view = await service.read_run(request.user, run_id)
         # The body is already JSON (kept with the view): Litestar sends bytes as they are; the annotation
         # still documents the object.
         return Response(run_document(view), media_type=MediaType.JSON)  # type: ignore[arg-type]

@@ -3,57 +3,15 @@ an unknown key costs one database query, not one per request."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
-from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.persistence.repositories import api_keys as key_records
 from groundwork.services import api_keys
-from tests.conftest import Workspace, free_port
-
-
-@pytest.fixture
-async def second_api_process(settings: Settings) -> AsyncIterator[str]:
-    """`groundwork serve` in a process of its own, on the session's database; yields its base URL."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": settings.database_url,
-        "TEMPORAL_ADDRESS": settings.temporal_address,
-        "GROUNDWORK_INDEX_DIR": str(settings.index_dir),
-        "GROUNDWORK_RATE_LIMIT_PER_MINUTE": "100000",
-    }
-    process = subprocess.Popen(
-        # Its internal listener on a free port too: the default 8001 may be taken on a shared machine.
-        [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port), "--internal-port", str(free_port())],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient(base_url=url, timeout=5) as http:
-            for _ in range(300):
-                try:
-                    if (await http.get("/health/live")).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.05)
-            else:
-                raise AssertionError("the second API process did not start")
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
+from tests.conftest import Workspace
 
 
 async def test_a_revoked_key_is_refused_at_once_by_another_api_process_that_had_cached_it(

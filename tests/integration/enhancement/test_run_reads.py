@@ -1,4 +1,4 @@
-"""Reading a run: a process reuses a run's rendered view only while nothing it shows has changed."""
+"""Reading a run: a process reuses a run's row and rendered view only while nothing it shows has changed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from groundwork.persistence import db
+from groundwork.persistence import change_feed, db
 from tests.conftest import Workspace, idem
 from tests.integration.enhancement.conftest import create_run
 
@@ -81,3 +81,58 @@ async def test_a_run_read_before_its_review_window_ends_is_not_reused_after_it_e
     assert after["updatedAt"] == before["updatedAt"]  # nothing changed in the database
     assert _allowed(after) == ["read"]
     assert after["drafts"][0]["applyEligible"] is False
+
+
+async def _shows(other: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str, check: Any) -> dict[str, Any]:
+    """The run as the other process reads it once `check` holds (it was told at the commit; on a loaded machine
+    the notification takes a moment), failing after a second, far below any safety expiry."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 1.0
+    while True:
+        seen = await _read(other, workspace, key, run_id)
+        if check(seen) or loop.time() > deadline:
+            return seen
+        await asyncio.sleep(0.01)
+
+
+async def test_another_api_process_reuses_a_run_until_told_of_a_change_to_it_or_its_target(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any, second_api_process: str
+) -> None:
+    admin = await workspace.key("owner", admin=True)
+    run = (await create_run(client, workspace, admin, work_item["id"], ["description"])).json()["data"]
+    async with httpx.AsyncClient(base_url=second_api_process, timeout=10) as other:
+        first = await _read(other, workspace, admin, run["id"])
+        assert await _read(other, workspace, admin, run["id"]) == first
+
+        # Proof that the other process answers from memory: a change it is not told about goes unseen.
+        async with db.transaction():
+            await db.execute("ALTER TABLE enhancement_runs DISABLE TRIGGER enhancement_runs_cache")
+            await db.execute("UPDATE enhancement_runs SET instructions = 'unheard of' WHERE id = $1", run["id"])
+        try:
+            assert (await _read(other, workspace, admin, run["id"]))["instructions"] == first["instructions"]
+        finally:
+            async with db.transaction():
+                await db.execute(
+                    "UPDATE enhancement_runs SET instructions = $2 WHERE id = $1", run["id"], first["instructions"]
+                )
+                await db.execute("ALTER TABLE enhancement_runs ENABLE TRIGGER enhancement_runs_cache")
+
+        # A change of the run is heard by every listening process at its commit.
+        await db.execute("UPDATE enhancement_runs SET instructions = 'heard of' WHERE id = $1", run["id"])
+        await change_feed.caught_up()
+        changed = await _shows(other, workspace, admin, run["id"], lambda r: r["instructions"] == "heard of")
+        assert changed["instructions"] == "heard of"
+
+        # So is a change of its target, whose live title and version the run shows.
+        await db.execute(
+            "UPDATE work_items SET title = 'Renamed elsewhere', version = version + interval '1 second' WHERE id = $1",
+            work_item["id"],
+        )
+        await change_feed.caught_up()
+        renamed = await _shows(
+            other, workspace, admin, run["id"], lambda r: r["target"]["title"] == "Renamed elsewhere"
+        )
+        assert renamed["target"]["title"] == "Renamed elsewhere"
+        assert renamed["target"]["version"] != changed["target"]["version"]
+        # This process read the run from PostgreSQL each time it changed: it shows the same.
+        assert await _read(client, workspace, admin, run["id"]) == renamed
