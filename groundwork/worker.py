@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import uvloop
 from temporalio.client import (
     Client,
     Schedule,
@@ -248,7 +249,7 @@ def main(*, metrics_host: str = "127.0.0.1", metrics_port: int | None = None) ->
             "GROUNDWORK_SECRET_KEY is not set: e-mail and chat messages go out without action links, "
             "and chat webhook URLs cannot be opened"
         )
-    asyncio.run(run_worker(settings, metrics_host=metrics_host, metrics_port=metrics_port))
+    uvloop.run(run_worker(settings, metrics_host=metrics_host, metrics_port=metrics_port))
 
 
 if __name__ == "__main__":
