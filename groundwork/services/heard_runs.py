@@ -39,12 +39,17 @@ async def fresh_run_row(workspace_id: str, run_id: str) -> runs.RunRow | None:
     return run
 
 
+def forget_runs_targeting(work_item_id: str) -> None:
+    """Drop the rows of the runs whose target is this work item (its key, title or version changed)."""
+    _rows.discard_where(lambda run: run.target_id == work_item_id)
+
+
 def forget_heard_runs(topic: str) -> None:
-    """Drop the rows a change-feed topic names: `run:<id>`, `work_item:<id>` (the runs targeting it), `*`."""
+    """Drop the rows a change-feed topic names: `run:<id>`, `work_item:<id>` (the runs targeting it), `*`;
+    any other topic names none of them."""
     if topic == "*":
         _rows.invalidate()
     elif topic.startswith("run:"):
         _rows.discard(topic.removeprefix("run:"))
     elif topic.startswith("work_item:"):
-        target = topic.removeprefix("work_item:")
-        _rows.discard_where(lambda run: run.target_id == target)
+        forget_runs_targeting(topic.removeprefix("work_item:"))

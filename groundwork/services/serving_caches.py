@@ -1,9 +1,10 @@
 """The change feed wired to this process's caches and index readers, for long-running processes.
 
 The API and the worker run `serving_caches(dsn)` for their lifetime. While it listens, resolved API keys,
-visibility, run rows, the corpus serving state and index snapshots are reused from memory, and each is dropped the
-moment any process changes what it depends on (a revoked key is refused at once by every API process).
-Without it (a CLI command), every read goes to PostgreSQL and every search looks for a new index commit.
+visibility, run rows, the corpus serving state and index snapshots are reused from memory, and each is
+dropped the moment any process changes what it depends on (a revoked key is refused at once by every API
+process). Without it (a CLI command), every read goes to PostgreSQL and every search looks for a new index
+commit.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ def _on_change(topic: str) -> None:
         project_access.forget_cached_permissions()
     if topic in ("corpus", "*"):
         corpus_search.forget_cached_serving_state()
-    if topic == "*" or topic.startswith(("run:", "work_item:")):
-        heard_runs.forget_heard_runs(topic)
+    heard_runs.forget_heard_runs(topic)
     if topic == "*":
         # Snapshots are reused only while every commit is heard of.
         generations.set_watched(change_feed.is_live())

@@ -189,7 +189,7 @@ async def update_work_item(
             source=source,
         )
     # Runs targeting it show its new version in this process's next read, before the notification is heard.
-    heard_runs.forget_heard_runs(f"work_item:{work_item_id}")
+    heard_runs.forget_runs_targeting(work_item_id)
     return updated
 
 

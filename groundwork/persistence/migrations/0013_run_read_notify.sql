@@ -3,24 +3,16 @@
 -- actions, drafts or artifacts bumps it in the same transaction) or `work_item:<id>` (a target's key,
 -- title or version, which the run row carries, changed). Identical payloads within one transaction are
 -- delivered once.
-CREATE FUNCTION enhancement_run_cache_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION groundwork_row_cache_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('groundwork_cache', 'run:' || OLD.id);
+    PERFORM pg_notify('groundwork_cache', TG_ARGV[0] || ':' || OLD.id);
     RETURN NULL;
 END;
 $$;
 
 CREATE TRIGGER enhancement_runs_cache AFTER UPDATE OR DELETE ON enhancement_runs
-    FOR EACH ROW EXECUTE FUNCTION enhancement_run_cache_notify();
-
-CREATE FUNCTION work_item_cache_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('groundwork_cache', 'work_item:' || OLD.id);
-    RETURN NULL;
-END;
-$$;
-
+    FOR EACH ROW EXECUTE FUNCTION groundwork_row_cache_notify('run');
 CREATE TRIGGER work_items_cache_update AFTER UPDATE OF key, title, version ON work_items
-    FOR EACH ROW EXECUTE FUNCTION work_item_cache_notify();
+    FOR EACH ROW EXECUTE FUNCTION groundwork_row_cache_notify('work_item');
 CREATE TRIGGER work_items_cache_delete AFTER DELETE ON work_items
-    FOR EACH ROW EXECUTE FUNCTION work_item_cache_notify();
+    FOR EACH ROW EXECUTE FUNCTION groundwork_row_cache_notify('work_item');

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -83,7 +84,13 @@ async def test_a_run_read_before_its_review_window_ends_is_not_reused_after_it_e
     assert after["drafts"][0]["applyEligible"] is False
 
 
-async def _shows(other: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str, check: Any) -> dict[str, Any]:
+async def _shows(
+    other: httpx.AsyncClient,
+    workspace: Workspace,
+    key: str,
+    run_id: str,
+    check: Callable[[dict[str, Any]], bool],
+) -> dict[str, Any]:
     """The run as the other process reads it once `check` holds (it was told at the commit; on a loaded machine
     the notification takes a moment), failing after a second, far below any safety expiry."""
     loop = asyncio.get_running_loop()
