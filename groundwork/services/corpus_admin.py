@@ -183,17 +183,24 @@ async def ingest_files(
     if client is None and index and (published or report.count("reclassified")):
         # One catch-up indexes every file published above (a few large commits, not one per file).
         await index_everything_published(max((r.index_seq for _, r in published), default=0))
-        for position, result in sorted(published, key=lambda p: p[1].index_seq):
+
+        async def activate(position: int, result: CorpusIngestResult) -> None:
             outcome = report.files[position]
             try:
-                activated = await activate_in_process(result)
+                async with gate:
+                    activated = await activate_in_process(result)
                 outcome.outcome = "added" if activated.status == "active" else "unchanged"
                 outcome.passages = activated.passages
             except (GroundworkError, ApplicationError) as error:
-                outcome.outcome, outcome.reason = "failed", f"activation failed: {error}"
+                reason = error.message if isinstance(error, ApplicationError) else error.detail
+                outcome.outcome, outcome.reason = "failed", f"activation failed: {reason}"
             finally:
                 if progress is not None:
                     progress(outcome)
+
+        # Each activation is its own short transaction on its own source (the index already serves them all):
+        # a few at a time share PostgreSQL's commit flushes instead of waiting for one each.
+        await asyncio.gather(*(activate(position, result) for position, result in published))
     return report
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from temporalio.exceptions import ApplicationError
 
 from groundwork.persistence import db
 from groundwork.persistence.repositories import corpus as repo
@@ -145,3 +146,44 @@ async def test_an_in_process_import_indexes_every_file_before_it_activates_any(
         workspace.projects["ALPHA"],
     )
     assert sorted(r["status"] for r in rows) == ["active"] * 3
+
+
+async def test_an_import_activates_a_few_files_at_once_and_reports_a_failed_activation_alone(
+    workspace: Workspace, worker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = []
+    for number in range(8):
+        path = tmp_path / f"depot-{number}.md"
+        path.write_text(f"# Depot {number}\n\nThe kestrel manifest of depot {number} is sealed at dusk.\n")
+        files.append(corpus_admin.FileSource(path, f"manifests/depot-{number}.md", "markdown"))
+    activate = corpus_admin.activate_in_process
+    in_flight, most = 0, 0
+    refused: list[str] = []
+
+    async def watched(published: Any) -> Any:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        try:
+            await asyncio.sleep(0.05)
+            if not refused:  # the first activation to arrive fails; the others go on
+                refused.append(published.version_id)
+                raise ApplicationError("PostgreSQL refused the activation", type="conflict")
+            return await activate(published)
+        finally:
+            in_flight -= 1
+
+    monkeypatch.setattr(corpus_admin, "activate_in_process", watched)
+    project = {"id": workspace.projects["ALPHA"], "workspace_id": workspace.id}
+    report = await corpus_admin.ingest_files(project, files, owner="test", client=None, task_queue="")
+
+    assert 1 < most <= corpus_admin._CONCURRENT_INGESTS
+    failed = [f for f in report.files if f.outcome == "failed"]
+    assert len(failed) == 1 and failed[0].reason == "activation failed: PostgreSQL refused the activation"
+    assert report.count("added") == 7 and report.passages_added == 7
+    rows = await db.fetch(
+        "SELECT v.id, v.status FROM corpus_source_versions v JOIN corpus_sources s ON s.id = v.source_id"
+        " WHERE s.project_id = $1 AND s.uri LIKE 'manifests/%'",
+        workspace.projects["ALPHA"],
+    )
+    assert sorted((r["id"] in refused, r["status"]) for r in rows) == [(False, "active")] * 7 + [(True, "pending")]
