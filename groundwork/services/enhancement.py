@@ -177,10 +177,8 @@ async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, 
 
 
 async def _visible_run(principal: Principal, run_id: str, *, heard: bool = False) -> tuple[runs.RunRow, frozenset[str]]:
-    if heard:
-        run = await heard_runs.heard_run_row(principal.workspace_id, run_id)
-    else:
-        run = await heard_runs.fresh_run_row(principal.workspace_id, run_id)
+    row_of = heard_runs.heard_run_row if heard else heard_runs.fresh_run_row
+    run = await row_of(principal.workspace_id, run_id)
     if run is None:
         raise NotFound("No such enhancement run.")
     permissions = await project_access.project_permissions(principal, run.project_id)

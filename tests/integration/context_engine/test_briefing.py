@@ -3,9 +3,6 @@ resolves, engagement fan-out limited to visible projects, and the same briefing 
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +12,7 @@ from groundwork.config import Settings
 from groundwork.search import corpus_index
 from groundwork.search.package_index import package_index
 from groundwork.services.package_indexing import catch_up_package_index
-from tests.conftest import Workspace, free_port, idem, mcp_session, tool_json
+from tests.conftest import Workspace, idem, mcp_session, tool_json
 from tests.integration.context_engine.helpers import body, brief, contribute, engagement_of, evidence, get, register
 from tests.integration.search.helpers import contribute as contribute_source
 from tests.integration.search.helpers import search
@@ -135,52 +132,21 @@ async def test_a_briefing_answers_with_claims_that_keep_their_evidence_and_names
 
 
 async def test_a_briefing_is_byte_equal_across_calls_and_api_processes(
-    client: httpx.AsyncClient, workspace: Workspace, worker: Any, settings: Settings
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any, second_api_process: str
 ) -> None:
     seeded = await _seed(client, workspace)
     target: dict[str, Any] = {"project_id": workspace.projects["ALPHA"]}
     first = (await brief(client, workspace, seeded["admin"], QUESTION, **target)).content
     second = (await brief(client, workspace, seeded["admin"], QUESTION, **target)).content
     assert first == second
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": settings.database_url,
-        "TEMPORAL_ADDRESS": settings.temporal_address,
-        "TEMPORAL_TASK_QUEUE": settings.temporal_task_queue,
-        "GROUNDWORK_INDEX_DIR": str(settings.index_dir),
-    }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "groundwork.api.app:app_from_env",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-        env=env,
-    )
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as other:
-            for _ in range(200):
-                try:
-                    if (await other.get("/health/live")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.05)
-            response = await other.post(
-                "/api/v1/context/query",
-                json={"question": QUESTION, **target},
-                headers=workspace.headers(seeded["admin"]),
-            )
-        assert response.status_code == 200, response.text
-        assert response.content == first
-    finally:
-        process.terminate()
-        await process.wait()
+    async with httpx.AsyncClient(base_url=second_api_process, timeout=30) as other:
+        response = await other.post(
+            "/api/v1/context/query",
+            json={"question": QUESTION, **target},
+            headers=workspace.headers(seeded["admin"]),
+        )
+    assert response.status_code == 200, response.text
+    assert response.content == first
 
 
 async def test_an_engagement_briefing_never_includes_an_invisible_child_project(
