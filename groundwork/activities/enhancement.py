@@ -100,15 +100,30 @@ class EnhancementActivities:
             ) from exc
 
     @activity.defn(name="enhancement_prepare_run")
-    async def prepare_run(self, run_id: str) -> PreparedRun:
-        """queued -> running, and the run's evidence gathered once for all its actions (a local activity)."""
+    async def prepare_run(self, run_id: str, review_window_seconds: int | None = None) -> PreparedRun:
+        """queued -> running, and the run's evidence gathered once for all its actions (a local activity).
+
+        Given the run's review window and an in-process generator, it also performs the pending actions
+        once, as `enhancement_perform_actions` would: a run then costs the server no activity task at all.
+        When that attempt fails, what succeeded is kept and the workflow hands the rest to
+        `enhancement_perform_actions`, whose retries, heartbeats and error codes decide the outcome.
+        """
         found = await runs.start_run(run_id)
         if found is None:
             raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
         pending = [a.request_id for a in found.actions if a.state == "pending"]
-        if pending:
-            await self._gathered(found.run, found.item)
-        return PreparedRun(pending, len(found.actions))
+        if not pending:
+            return PreparedRun(pending, len(found.actions))
+        gathered = await self._gathered(found.run, found.item)
+        if review_window_seconds is None or not self.enhancer.in_process:
+            return PreparedRun(pending, len(found.actions))
+        request = ActionsRequest(run_id, pending, review_window_seconds)
+        try:
+            performed = await self._perform_all(request, _RunInputs(found.run, found.item, gathered), found)
+        except Exception as error:  # retried by the actions' own activity, which codes what still fails
+            log.info("run %s: performing its actions in the first step failed, handing them on: %r", run_id, error)
+            return PreparedRun(pending, len(found.actions))
+        return PreparedRun(pending, len(found.actions), performed)
 
     @activity.defn(name="enhancement_start_run")
     async def start_run(self, run_id: str) -> list[str]:
@@ -145,13 +160,17 @@ class EnhancementActivities:
         """
         return await _with_heartbeats(self._perform_all(request))
 
-    async def _perform_all(self, request: ActionsRequest) -> list[ActionResult]:
+    async def _perform_all(
+        self, request: ActionsRequest, inputs: _RunInputs | None = None, found: runs.RunInputs | None = None
+    ) -> list[ActionResult]:
         # The run, its work item and its action rows (one statement) and its evidence are read once for all
-        # the actions.
-        found = await runs.run_inputs(request.run_id)
+        # the actions (or handed over by the first step, which has just read them).
+        if found is None:
+            found = await runs.run_inputs(request.run_id)
         requested = {a.request_id: a for a in found.actions} if found is not None else {}
-        inputs: _RunInputs | None = None
-        if any(r is None or r.state != "completed" for r in (requested.get(i) for i in request.request_ids)):
+        if inputs is None and any(
+            r is None or r.state != "completed" for r in (requested.get(i) for i in request.request_ids)
+        ):
             try:
                 inputs = await self._inputs(request.run_id, found)
             except ApplicationError as refused:
@@ -267,11 +286,14 @@ class EnhancementActivities:
             states = await runs.lock_run_actions(run.id, [a.request_id for a, _ in produced])
             now = _now()
             events: list[tuple[str, dict[str, Any]]] = []
+            fresh = []
             for run_action, output in produced:
                 if states.get(run_action.request_id) == "completed":
                     results[run_action.request_id] = await self._stored(run_action)
-                    continue
-                drafts, artifacts = await runs.record_action_output(run_action, output)
+                else:
+                    fresh.append((run_action, output))
+            recorded = await runs.record_actions_output(fresh) if fresh else []
+            for (run_action, _), (drafts, artifact_ids) in zip(fresh, recorded, strict=True):
                 events.extend(
                     (
                         "draft_created",
@@ -284,7 +306,7 @@ class EnhancementActivities:
                     )
                     for draft in drafts
                 )
-                draft_ids, artifact_ids = [d.id for d in drafts], [a.id for a in artifacts]
+                draft_ids = [d.id for d in drafts]
                 events.append(
                     (
                         "action_completed",

@@ -50,6 +50,8 @@ class GenerationRejected(EnhancementFailure):
 class ChatCompletionsEnhancer:
     """An `Enhancer` backed by any OpenAI-compatible `/chat/completions` endpoint."""
 
+    in_process = False  # a network call: its actions run in an activity that heartbeats and retries alone
+
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float = 120.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model

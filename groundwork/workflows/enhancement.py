@@ -2,7 +2,7 @@
 
 `EnhancementRunWorkflow` prepares the run (a local activity: queued -> running, the run's evidence
 gathered once and stored for all its actions), performs the requested actions concurrently in one
-activity (each commits on its own; the last one to commit moves the run to `ready_for_review`), then
+activity (their output committed together, which moves the run to `ready_for_review`), then
 stays open for the review window and serves two Updates, `run_action` and `apply`, whose validators
 reject what is not allowed without touching history. Actions and applies on a reviewable run run one at a time. At the
 end of the window it expires the run; after many Updates it continues as new with the same deadline.
@@ -10,6 +10,11 @@ end of the window it expires the run; after many Updates it continues as new wit
 Runs started before this version (no `enhancement-depth` patch marker in their history) replay the
 earlier, sequential path; `ApplyDraftsWorkflow` stays registered for their applies. Runs without the
 `initial-actions-in-one-activity` marker replay one `enhancement_perform_action` activity per action.
+
+With an in-process generator (the extractive default) the local activity performs the actions itself
+and returns what they produced: no activity task at all. With a remote one, or when that attempt fails,
+`enhancement_perform_actions` performs what is still pending. The result recorded in the local
+activity's marker chooses the path, so every history replays as it ran, with no patch.
 """
 
 from __future__ import annotations
@@ -108,6 +113,9 @@ class PreparedRun:
 
     pending: list[str]
     action_count: int
+    # What the pending actions produced when the first step performed them too (an in-process generator);
+    # None leaves them to `enhancement_perform_actions`, as in every history recorded before this field.
+    performed: list[ActionResult] | None = None
 
 
 @dataclass
@@ -270,7 +278,7 @@ class EnhancementRunWorkflow:
         try:
             prepared: PreparedRun = await workflow.execute_local_activity(
                 "enhancement_prepare_run",
-                self.input.run_id,
+                args=[self.input.run_id, self.input.review_window_seconds],
                 result_type=PreparedRun,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=PREPARE_RETRY,
@@ -285,6 +293,8 @@ class EnhancementRunWorkflow:
         results: list[ActionResult | RunFailure]
         if not prepared.pending:
             results = []
+        elif prepared.performed is not None:  # the result recorded in the marker decides, so replay agrees
+            results = list(prepared.performed)
         elif in_one_activity:
             results = await self._perform_all(prepared.pending)
         else:

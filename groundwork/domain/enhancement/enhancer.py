@@ -61,6 +61,9 @@ class Enhancer(Protocol):
     """Turns an action's context into drafts and artifacts; never writes code, never changes a work item."""
 
     name: str
+    # True when the generator calls nothing outside this process and answers within milliseconds: a run's
+    # initial actions then run inside its first, local activity instead of an activity of their own.
+    in_process: bool
 
     async def enhance(self, context: EnhancementContext) -> ActionOutput:
         """Produce the drafts and artifacts of `context.action`."""

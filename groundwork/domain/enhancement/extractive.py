@@ -235,8 +235,8 @@ class Steering:
 class Pool:
     """The classified statements of one action: the work item's own, then the relevant corpus ones."""
 
-    own: list[Statement]
-    corpus: list[Statement]
+    own: tuple[Statement, ...]
+    corpus: tuple[Statement, ...]
     steering: Steering
 
     def of(self, *kinds: str) -> list[Statement]:
@@ -252,6 +252,7 @@ class ExtractiveEnhancer:
     """The deterministic, evidence-grounded default `Enhancer`."""
 
     name = "extractive-v2"
+    in_process = True
 
     async def enhance(self, context: EnhancementContext) -> ActionOutput:
         """Produce the drafts and artifacts of one action from the work item and its evidence."""
@@ -265,13 +266,20 @@ def generate(context: EnhancementContext) -> ActionOutput:
 
 def statement_pool(context: EnhancementContext) -> Pool:
     """The work item's own sentences and the evidence sentences relevant to it, each classified once."""
-    steering = Steering.parse(context.instructions)
+    description = str(context.fields.get("description") or "")
+    return _pool(context.instructions, context.title, description, context.evidence)
+
+
+# The actions of a run share their inputs: its eight actions classify its evidence once, not eight times.
+@functools.lru_cache(maxsize=32)
+def _pool(instructions: str, title_text: str, description: str, shown: tuple[Evidence, ...]) -> Pool:
+    steering = Steering.parse(instructions)
     own: list[Statement] = []
     corpus: list[Statement] = []
-    title = terms(context.title)
-    anchor = title | terms(str(context.fields.get("description") or ""))
+    title = terms(title_text)
+    anchor = title | terms(description)
     seen: set[str] = set()
-    for evidence in context.evidence:
+    for evidence in shown:
         for text, section in sectioned_sentences(evidence.text, evidence.section):
             key = text.lower()
             if key in seen or not steering.allows(text) or _NOISE.search(text):
@@ -286,7 +294,7 @@ def statement_pool(context: EnhancementContext) -> Pool:
             elif shared >= 3 or (on_title and (shared >= 2 or statement.kind in ("constraint", "risk"))):
                 seen.add(key)
                 corpus.append(statement)
-    return Pool(steering.rank(own), steering.rank(corpus), steering)
+    return Pool(tuple(steering.rank(own)), tuple(steering.rank(corpus)), steering)
 
 
 def _refs(statements: list[Statement]) -> tuple[EvidenceRef, ...]:

@@ -511,58 +511,81 @@ async def set_run_state(
     return status.endswith(" 1")
 
 
-async def record_action_output(
-    run_action: RunActionRow, output: ActionOutput
-) -> tuple[list[DraftRow], list[ArtifactRow]]:
-    """Store one action's drafts and artifacts and mark it completed (call in a transaction): one round trip."""
-    draft_ids = [new_id("draft") for _ in output.drafts]
-    artifact_ids = [new_id("art") for _ in output.artifacts]
+@dataclass(frozen=True)
+class RecordedDraft:
+    """A draft just stored: what its `draft_created` event names."""
+
+    id: str
+    field: str
+    created_at: datetime
+
+
+async def record_actions_output(
+    outputs: list[tuple[RunActionRow, ActionOutput]],
+) -> list[tuple[list[RecordedDraft], list[str]]]:
+    """Store actions' drafts and artifacts and mark the actions completed (call in a transaction): one round
+    trip for all of them. Per action, in order: its drafts and its artifact ids."""
+    draft_ids = [[new_id("draft") for _ in output.drafts] for _, output in outputs]
+    artifact_ids = [[new_id("art") for _ in output.artifacts] for _, output in outputs]
+    drafts = [(a, d) for a, output in outputs for d in output.drafts]
+    artifacts = [(a, m) for a, output in outputs for m in output.artifacts]
     row = await db.fetchrow(
         """
         WITH drafts AS (
             INSERT INTO enhancement_drafts (id, run_id, run_action_id, action, field, proposed_value, confidence,
                 evidence_refs)
-            SELECT d.id, $1, $2, $3, d.field, d.value::jsonb, d.confidence, d.refs::jsonb
-            FROM unnest($4::text[], $5::text[], $6::text[], $7::float8[], $8::text[]) WITH ORDINALITY
-                AS d(id, field, value, confidence, refs, position)
+            SELECT d.id, $1, d.action_id, d.action, d.field, d.value::jsonb, d.confidence, d.refs::jsonb
+            FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[])
+                WITH ORDINALITY AS d(id, action_id, action, field, value, confidence, refs, position)
             ORDER BY d.position
-            RETURNING *
+            RETURNING id, created_at
         ), artifacts AS (
             INSERT INTO enhancement_artifacts (id, run_id, run_action_id, action, type, title, summary, body,
                 evidence_refs)
-            SELECT a.id, $1, $2, $3, a.type, a.title, a.summary, a.body, a.refs::jsonb
-            FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
-                WITH ORDINALITY AS a(id, type, title, summary, body, refs, position)
+            SELECT a.id, $1, a.action_id, a.action, a.type, a.title, a.summary, a.body, a.refs::jsonb
+            FROM unnest($9::text[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[],
+                $15::text[], $16::text[])
+                WITH ORDINALITY AS a(id, action_id, action, type, title, summary, body, refs, position)
             ORDER BY a.position
-            RETURNING *
+            RETURNING id
         ), completed AS (
             UPDATE enhancement_run_actions SET state = 'completed', completed_at = clock_timestamp()
-            WHERE id = $2 RETURNING id
+            WHERE id = ANY($17::bigint[]) RETURNING id
         )
-        SELECT (SELECT coalesce(json_agg(drafts), '[]') FROM drafts) AS drafts,
-               (SELECT coalesce(json_agg(artifacts), '[]') FROM artifacts) AS artifacts,
+        SELECT (SELECT coalesce(json_object_agg(id, created_at), '{}') FROM drafts)::text AS created,
+               (SELECT count(*) FROM artifacts) AS artifacts,
                (SELECT count(*) FROM completed) AS completed
         """,
-        run_action.run_id,
-        run_action.id,
-        run_action.action,
-        draft_ids,
-        [p.field for p in output.drafts],
-        [json.dumps(p.proposed_value) for p in output.drafts],
-        [p.confidence for p in output.drafts],
-        [_refs(p.evidence_refs) for p in output.drafts],
-        artifact_ids,
-        [m.type for m in output.artifacts],
-        [m.title for m in output.artifacts],
-        [m.summary for m in output.artifacts],
-        [m.body for m in output.artifacts],
-        [_refs(m.evidence_refs) for m in output.artifacts],
+        outputs[0][0].run_id,
+        [i for ids in draft_ids for i in ids],
+        [a.id for a, _ in drafts],
+        [a.action for a, _ in drafts],
+        [d.field for _, d in drafts],
+        [json.dumps(d.proposed_value) for _, d in drafts],
+        [d.confidence for _, d in drafts],
+        [_refs(d.evidence_refs) for _, d in drafts],
+        [i for ids in artifact_ids for i in ids],
+        [a.id for a, _ in artifacts],
+        [a.action for a, _ in artifacts],
+        [m.type for _, m in artifacts],
+        [m.title for _, m in artifacts],
+        [m.summary for _, m in artifacts],
+        [m.body for _, m in artifacts],
+        [_refs(m.evidence_refs) for _, m in artifacts],
+        [a.id for a, _ in outputs],
     )
-    assert row is not None and row["completed"] == 1
-    # RETURNING promises no order: put the rows back in the generator's.
-    drafts = {d["id"]: _draft_of(d) for d in json.loads(row["drafts"])}
-    artifacts = {a["id"]: _artifact_of(a) for a in json.loads(row["artifacts"])}
-    return [drafts[i] for i in draft_ids], [artifacts[i] for i in artifact_ids]
+    assert row is not None and row["completed"] == len(outputs) and row["artifacts"] == len(artifacts)
+    created = json.loads(row["created"])
+    return [
+        (
+            [
+                RecordedDraft(i, d.field, datetime.fromisoformat(created[i]))
+                for i, d in zip(ids, output.drafts, strict=True)
+            ],
+            artifacts_of,
+        )
+        for (_, output), ids, artifacts_of in zip(outputs, draft_ids, artifact_ids, strict=True)
+    ]
 
 
 async def fail_run_action(run_action_id: int, error_code: str) -> None:

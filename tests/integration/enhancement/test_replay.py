@@ -20,6 +20,9 @@ BEFORE = Path(__file__).with_name("enhancement_run_recorded_before_depth.json")
 # A run (three initial actions, one review-time action, one apply) executed by the version before the
 # initial actions shared one activity (one `enhancement_perform_action` activity per action).
 BEFORE_ONE_ACTIVITY = Path(__file__).with_name("enhancement_run_recorded_before_one_activity.json")
+# A run (three initial actions, one review-time action, one apply) executed by the version before the
+# first step performed an in-process generator's actions (they ran in `enhancement_perform_actions`).
+BEFORE_LOCAL_ACTIONS = Path(__file__).with_name("enhancement_run_recorded_before_local_actions.json")
 
 
 def _replayer() -> Replayer:
@@ -39,6 +42,13 @@ async def test_a_run_recorded_with_one_activity_per_action_replays_on_the_new_co
     assert result.replay_failure is None
 
 
+async def test_a_run_recorded_with_the_actions_in_their_own_activity_replays_on_the_new_code() -> None:
+    history = WorkflowHistory.from_json("wie_recorded", BEFORE_LOCAL_ACTIONS.read_text())
+    assert BEFORE_LOCAL_ACTIONS.read_text().count('"enhancement_perform_actions"') == 1
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None
+
+
 async def test_a_run_of_this_version_replays_deterministically(
     client: httpx.AsyncClient, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any], worker: Any
 ) -> None:
@@ -54,12 +64,13 @@ async def test_a_run_of_this_version_replays_deterministically(
     )
     assert applied.status_code == 200
     history = await temporal_client.get_workflow_handle(run_id).fetch_history()
-    # The three initial actions ran in one activity; the review-time action in its own.
+    # The three initial actions ran in the first, local step (the extractive generator is in process);
+    # the review-time action and the apply ran in activities of their own.
     scheduled = [
         e.activity_task_scheduled_event_attributes.activity_type.name
         for e in history.events
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
-    assert scheduled.count("enhancement_perform_actions") == 1 and scheduled.count("enhancement_perform_action") == 1
+    assert scheduled == ["enhancement_perform_action", "enhancement_apply_drafts"]
     result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None

@@ -57,6 +57,7 @@ class BrokenEnhancer:
     """A generator with a bug: it raises something nobody anticipated."""
 
     name = "broken"
+    in_process = True
 
     async def enhance(self, context: EnhancementContext) -> ActionOutput:
         raise KeyError("choices")
@@ -397,6 +398,7 @@ class FailsOnce:
     """The extractive generator, except that `action` fails retryably the first time it is asked for."""
 
     name = "fails-once"
+    in_process = True
 
     def __init__(self, action: str) -> None:
         self.action = action
@@ -460,3 +462,73 @@ async def test_initial_actions_commit_together_and_a_retry_performs_only_the_one
     types = [e["type"] for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 3
     assert types.count("work_item_enhancement.completed") == 1
+
+
+async def _scheduled_activities(temporal_client: Any, run_id: str) -> list[str]:
+    history = await temporal_client.get_workflow_handle(run_id).fetch_history()
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+
+
+async def _activity_attempts(temporal_client: Any, run_id: str) -> list[int]:
+    history = await temporal_client.get_workflow_handle(run_id).fetch_history()
+    return [
+        e.activity_task_started_event_attributes.attempt
+        for e in history.events
+        if e.HasField("activity_task_started_event_attributes")
+    ]
+
+
+async def test_an_in_process_generators_actions_run_in_the_first_step_without_an_activity_task(
+    client: httpx.AsyncClient, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    actions = ["requirements", "acceptance_criteria", "estimate", "risk_check"]
+    run = (await create_run(client, workspace, key, work_item["id"], actions)).json()["data"]
+    assert run["state"] == "ready_for_review"
+    assert [a["state"] for a in run["actions"]] == ["completed"] * 4
+    assert {d["field"] for d in run["drafts"]} >= {"requirements", "acceptance_criteria", "estimate"}
+    assert all(d["evidenceRefs"] for d in run["drafts"])
+    assert await _scheduled_activities(temporal_client, run["id"]) == []  # the server dispatched no activity
+    types = [e["type"] for e in await _events(workspace, run["id"])]
+    assert types.count("work_item_enhancement.action_completed") == 4
+    assert types.count("work_item_enhancement.completed") == 1
+
+
+async def test_an_action_failing_in_the_first_step_is_retried_alone_by_the_actions_activity(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    generator = FailsOnce("design")
+    async with (
+        own_queue(settings, temporal_client, generator) as (url, _),
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        actions = ["requirements", "design", "estimate"]
+        run = (await create_run(http, workspace, key, work_item["id"], actions, wait=20)).json()["data"]
+    assert run["state"] == "ready_for_review"
+    assert [a["state"] for a in run["actions"]] == ["completed"] * 3
+    # The first step kept what succeeded; the activity generated only the action that had failed.
+    assert sorted(generator.asked) == ["design", "design", "estimate", "requirements"]
+    assert await _scheduled_activities(temporal_client, run["id"]) == ["enhancement_perform_actions"]
+    assert await _activity_attempts(temporal_client, run["id"]) == [1]  # the failed attempt was the first step's
+    types = [e["type"] for e in await _events(workspace, run["id"])]
+    assert types.count("work_item_enhancement.action_completed") == 3
+    assert types.count("work_item_enhancement.completed") == 1
+    assert "work_item_enhancement.failed" not in types
+
+
+async def test_a_remote_generators_actions_run_in_their_own_activity(
+    settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    with chat_completions_endpoint(Script(answer=ANSWER)) as base_url:
+        enhancer = ChatCompletionsEnhancer(base_url, "test-model", None)
+        async with own_queue(settings, temporal_client, enhancer) as (url, _), httpx.AsyncClient(base_url=url) as http:
+            run = (await create_run(http, workspace, key, work_item["id"], ["requirements"])).json()["data"]
+    assert run["state"] == "ready_for_review" and run["drafts"]
+    # A network call heartbeats and retries in an activity of its own, never inside the local first step.
+    assert await _scheduled_activities(temporal_client, run["id"]) == ["enhancement_perform_actions"]

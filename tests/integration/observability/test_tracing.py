@@ -87,4 +87,3 @@ async def test_one_trace_spans_the_api_request_the_workflow_and_its_activities(
     assert "StartWorkflow:EnhancementRunWorkflow" in in_trace
     assert "RunWorkflow:EnhancementRunWorkflow" in in_trace
     assert "RunActivity:enhancement_prepare_run" in in_trace, sorted(in_trace)
-    assert "RunActivity:enhancement_perform_actions" in in_trace, sorted(in_trace)

@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from groundwork.domain.enhancement import extractive
+from groundwork.domain.enhancement.classify import classify
 from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence, ReferenceItem
 from groundwork.domain.enhancement.extractive import (
     Steering,
@@ -103,6 +105,23 @@ def test_every_statement_of_a_draft_keeps_its_evidence_reference(action: str) ->
 @pytest.mark.parametrize("action", ACTIONS)
 def test_same_input_same_drafts(action: str) -> None:
     assert generate(context(action, [RUNBOOK])) == generate(context(action, [RUNBOOK]))
+
+
+def test_the_actions_of_one_run_classify_its_evidence_once_and_draft_as_if_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alone = {action: generate(context(action, [RUNBOOK, UNRELATED])) for action in ACTIONS}
+    extractive._pool.cache_clear()
+    classified: list[str] = []
+
+    def counting(text: str, section: str | None = None) -> str:
+        classified.append(text)
+        return classify(text, section)
+
+    monkeypatch.setattr(extractive, "classify", counting)
+    together = {action: generate(context(action, [RUNBOOK, UNRELATED])) for action in ACTIONS}
+    assert together == alone
+    assert classified and len(classified) == len(set(classified))  # each sentence once for all eight actions
 
 
 def test_requirements_never_list_risks_and_risks_never_list_requirements() -> None:
