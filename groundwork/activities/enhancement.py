@@ -47,6 +47,9 @@ from groundwork.workflows.enhancement import (
 
 log = logging.getLogger(__name__)
 HEARTBEAT_EVERY_SECONDS = 1.0
+# How long the first step (a local activity: no heartbeat, 30 s to finish) may spend performing a run's
+# actions before it hands them to their own activity, whose limit is minutes and which heartbeats.
+FIRST_STEP_ACTIONS_SECONDS = 10.0
 T = TypeVar("T")
 NO_CONNECTOR = "no authorized code-context connector exists for this workspace."
 NO_SCOPE = "the run was created without the work-item-enhance:code-context scope."
@@ -105,8 +108,9 @@ class EnhancementActivities:
 
         Given the run's review window and an in-process generator, it also performs the pending actions
         once, as `enhancement_perform_actions` would: a run then costs the server no activity task at all.
-        When that attempt fails, what succeeded is kept and the workflow hands the rest to
-        `enhancement_perform_actions`, whose retries, heartbeats and error codes decide the outcome.
+        When that attempt fails or takes longer than `FIRST_STEP_ACTIONS_SECONDS`, what was committed is
+        kept and the workflow hands the rest to `enhancement_perform_actions`, whose retries, heartbeats and
+        error codes decide the outcome.
         """
         found = await runs.start_run(run_id)
         if found is None:
@@ -115,13 +119,15 @@ class EnhancementActivities:
         if not pending:
             return PreparedRun(pending, len(found.actions))
         gathered = await self._gathered(found.run, found.item)
-        if review_window_seconds is None or not self.enhancer.in_process:
+        # A generator that does not say it runs in process is treated as remote.
+        if review_window_seconds is None or not getattr(self.enhancer, "in_process", False):
             return PreparedRun(pending, len(found.actions))
         request = ActionsRequest(run_id, pending, review_window_seconds)
+        inputs = _RunInputs(found.run, found.item, gathered)
         try:
-            performed = await self._perform_all(request, _RunInputs(found.run, found.item, gathered), found)
-        except Exception as error:  # retried by the actions' own activity, which codes what still fails
-            log.info("run %s: performing its actions in the first step failed, handing them on: %r", run_id, error)
+            performed = await asyncio.wait_for(self._perform_all(request, inputs, found), FIRST_STEP_ACTIONS_SECONDS)
+        except Exception:  # a timeout included; retried by the actions' own activity, which codes what still fails
+            log.warning("run %s: the first step could not perform its actions; handing them on", run_id, exc_info=True)
             return PreparedRun(pending, len(found.actions))
         return PreparedRun(pending, len(found.actions), performed)
 

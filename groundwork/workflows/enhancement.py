@@ -1,8 +1,9 @@
 """Enhancement run workflows: one run per workflow (id = run id).
 
 `EnhancementRunWorkflow` prepares the run (a local activity: queued -> running, the run's evidence
-gathered once and stored for all its actions), performs the requested actions concurrently in one
-activity (their output committed together, which moves the run to `ready_for_review`), then
+gathered once and stored for all its actions), has the requested actions performed concurrently (in
+that local activity or in one activity of their own, see below; their output committed together, which
+moves the run to `ready_for_review`), then
 stays open for the review window and serves two Updates, `run_action` and `apply`, whose validators
 reject what is not allowed without touching history. Actions and applies on a reviewable run run one at a time. At the
 end of the window it expires the run; after many Updates it continues as new with the same deadline.
@@ -12,9 +13,10 @@ earlier, sequential path; `ApplyDraftsWorkflow` stays registered for their appli
 `initial-actions-in-one-activity` marker replay one `enhancement_perform_action` activity per action.
 
 With an in-process generator (the extractive default) the local activity performs the actions itself
-and returns what they produced: no activity task at all. With a remote one, or when that attempt fails,
-`enhancement_perform_actions` performs what is still pending. The result recorded in the local
-activity's marker chooses the path, so every history replays as it ran, with no patch.
+and returns what they produced: no activity task at all. With a remote one, or when that attempt fails
+or runs out of time, `enhancement_perform_actions` performs what is still pending. The result recorded
+in the local activity's marker chooses the path, so histories recorded before this replay on this code
+with no patch (not the reverse: docs/decisions.md).
 """
 
 from __future__ import annotations

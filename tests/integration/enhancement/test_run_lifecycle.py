@@ -13,6 +13,7 @@ from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateStage
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from groundwork.activities import enhancement as enhancement_activities
 from groundwork.activities.enhancement import EnhancementActivities
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import EnhancementContext, EnhancementFailure, Evidence, ReferenceItem
@@ -518,6 +519,48 @@ async def test_an_action_failing_in_the_first_step_is_retried_alone_by_the_actio
     types = [e["type"] for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 3
     assert types.count("work_item_enhancement.completed") == 1
+    assert "work_item_enhancement.failed" not in types
+
+
+class SlowOnce:
+    """The extractive generator, except that its first answer takes a second (a first step under load)."""
+
+    name = "slow-once"
+    in_process = True
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.inner = ExtractiveEnhancer()
+
+    async def enhance(self, context: EnhancementContext) -> ActionOutput:
+        self.calls += 1
+        if self.calls == 1:
+            await asyncio.sleep(1.0)
+        return await self.inner.enhance(context)
+
+
+async def test_a_first_step_too_slow_to_perform_the_actions_hands_them_to_their_activity(
+    settings: Settings,
+    temporal_client: Any,
+    workspace: Workspace,
+    work_item: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(enhancement_activities, "FIRST_STEP_ACTIONS_SECONDS", 0.2)
+    key = await workspace.key("owner", admin=True)
+    generator = SlowOnce()
+    async with (
+        own_queue(settings, temporal_client, generator) as (url, _),
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        run = (await create_run(http, workspace, key, work_item["id"], ["requirements"], wait=20)).json()["data"]
+    assert run["state"] == "ready_for_review" and run["drafts"]
+    # The first step gave up (and committed nothing); the activity performed the action at its first attempt.
+    assert generator.calls == 2
+    assert await _scheduled_activities(temporal_client, run["id"]) == ["enhancement_perform_actions"]
+    assert await _activity_attempts(temporal_client, run["id"]) == [1]
+    types = [e["type"] for e in await _events(workspace, run["id"])]
+    assert types.count("work_item_enhancement.action_completed") == 1
     assert "work_item_enhancement.failed" not in types
 
 
