@@ -116,20 +116,21 @@ class EnhancementActivities:
         if found is None:
             raise ApplicationError(f"unknown run {run_id}", non_retryable=True, type="not_found")
         pending = [a.request_id for a in found.actions if a.state == "pending"]
+        prepared = PreparedRun(pending, len(found.actions))
         if not pending:
-            return PreparedRun(pending, len(found.actions))
-        gathered = await self._gathered(found.run, found.item)
+            return prepared
+        inputs = await self._inputs(run_id, found)
         # A generator that does not say it runs in process is treated as remote.
         if review_window_seconds is None or not getattr(self.enhancer, "in_process", False):
-            return PreparedRun(pending, len(found.actions))
+            return prepared
         request = ActionsRequest(run_id, pending, review_window_seconds)
-        inputs = _RunInputs(found.run, found.item, gathered)
         try:
-            performed = await asyncio.wait_for(self._perform_all(request, inputs, found), FIRST_STEP_ACTIONS_SECONDS)
+            prepared.performed = await asyncio.wait_for(
+                self._perform_all(request, inputs, found), FIRST_STEP_ACTIONS_SECONDS
+            )
         except Exception:  # a timeout included; retried by the actions' own activity, which codes what still fails
             log.warning("run %s: the first step could not perform its actions; handing them on", run_id, exc_info=True)
-            return PreparedRun(pending, len(found.actions))
-        return PreparedRun(pending, len(found.actions), performed)
+        return prepared
 
     @activity.defn(name="enhancement_start_run")
     async def start_run(self, run_id: str) -> list[str]:

@@ -77,3 +77,18 @@ async def own_queue(
         worker = build_worker(temporal_client, queue, enhancer=enhancer, evidence=evidence)
         async with worker:
             yield url, local
+
+
+def activity_tasks(history: Any) -> tuple[list[str], list[int]]:
+    """The activity types a workflow history scheduled, and the attempt each started activity ran, in order."""
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    attempts = [
+        e.activity_task_started_event_attributes.attempt
+        for e in history.events
+        if e.HasField("activity_task_started_event_attributes")
+    ]
+    return scheduled, attempts

@@ -12,7 +12,7 @@ from temporalio.worker import Replayer
 from groundwork.services.temporal_payloads import data_converter
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from tests.conftest import Workspace, idem
-from tests.integration.enhancement.conftest import create_run, run_action
+from tests.integration.enhancement.conftest import activity_tasks, create_run, run_action
 
 # A run (two initial actions, one review-time action, one apply) executed by the workflow code of the
 # previous version (sequential actions, apply as a child workflow), exported with `fetch_history()`.
@@ -66,11 +66,7 @@ async def test_a_run_of_this_version_replays_deterministically(
     history = await temporal_client.get_workflow_handle(run_id).fetch_history()
     # The three initial actions ran in the first, local step (the extractive generator is in process);
     # the review-time action and the apply ran in activities of their own.
-    scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in history.events
-        if e.HasField("activity_task_scheduled_event_attributes")
-    ]
+    scheduled, _ = activity_tasks(history)
     assert scheduled == ["enhancement_perform_action", "enhancement_apply_drafts"]
     result = await _replayer().replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
