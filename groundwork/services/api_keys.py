@@ -21,7 +21,7 @@ _TOUCH_EVERY_SECONDS = 60.0
 _last_touched: dict[str, float] = {}
 # Resolved keys, and keys that resolved to nothing, by hash. A revoke (or any change to a key, its
 # principal or its app) clears both in every listening process at once; the TTLs are a safety net.
-_known_keys: InvalidatedCache[str, dict[str, Any]] = InvalidatedCache(ttl_seconds=60.0)
+_known_keys: InvalidatedCache[str, _KnownKey] = InvalidatedCache(ttl_seconds=60.0)
 _unknown_keys: InvalidatedCache[str, bool] = InvalidatedCache(ttl_seconds=10.0, max_entries=50_000)
 
 
@@ -92,32 +92,19 @@ async def issue_key(
     return IssuedKey(key, record["id"], principal["id"], created)
 
 
-async def _key_row(key_hash: str) -> dict[str, Any] | None:
-    """The key's record: from memory while the change feed is live, else from PostgreSQL."""
-    found, row = _known_keys.get(key_hash)
-    if found:
-        return row
-    unknown, _ = _unknown_keys.get(key_hash)
-    if unknown:
-        return None
-    known_generation, unknown_generation = _known_keys.generation, _unknown_keys.generation
-    row = await api_keys.find_active_by_hash(key_hash)
-    if row is None:
-        _unknown_keys.put(key_hash, True, unknown_generation)
-    else:
-        _known_keys.put(key_hash, row, known_generation)
-    return row
+@dataclass(frozen=True)
+class _KnownKey:
+    """An unrevoked key as resolved: its principal is built once and handed to every request it makes."""
+
+    api_key_id: str
+    principal: Principal
+    app_id: str | None
+    app_status: str | None
 
 
-async def resolve_key(key: str) -> Principal | None:
-    """The principal behind an unrevoked key, or None; a key of an app that is not active is refused (403)."""
-    row = await _key_row(hash_key(key))
-    if row is None:
-        return None
+def _known_key(row: dict[str, Any]) -> _KnownKey:
     app = None
     if row["app_id"] is not None:
-        if row["app_status"] != "active":
-            raise AppNotActive(row["app_id"], row["app_status"])
         app = AppGrant(
             id=row["app_id"],
             name=row["app_name"],
@@ -126,11 +113,7 @@ async def resolve_key(key: str) -> Principal | None:
             field_authority=frozenset(row["app_field_authority"]),
             provenance=row["app_provenance"],
         )
-    now = time.monotonic()
-    if now - _last_touched.get(row["api_key_id"], -_TOUCH_EVERY_SECONDS) >= _TOUCH_EVERY_SECONDS:
-        _last_touched[row["api_key_id"]] = now
-        await api_keys.touch_last_used(row["api_key_id"])
-    return Principal(
+    principal = Principal(
         id=row["principal_id"],
         workspace_id=row["workspace_id"],
         name=row["name"],
@@ -140,6 +123,39 @@ async def resolve_key(key: str) -> Principal | None:
         scopes=effective_scopes(frozenset(row["scopes"]), app.direction if app else None),
         app=app,
     )
+    return _KnownKey(row["api_key_id"], principal, row["app_id"], row["app_status"])
+
+
+async def _resolved(key_hash: str) -> _KnownKey | None:
+    """The key as resolved: from memory while the change feed is live, else from PostgreSQL."""
+    found, known = _known_keys.get(key_hash)
+    if found:
+        return known
+    unknown, _ = _unknown_keys.get(key_hash)
+    if unknown:
+        return None
+    known_generation, unknown_generation = _known_keys.generation, _unknown_keys.generation
+    row = await api_keys.find_active_by_hash(key_hash)
+    if row is None:
+        _unknown_keys.put(key_hash, True, unknown_generation)
+        return None
+    known = _known_key(row)
+    _known_keys.put(key_hash, known, known_generation)
+    return known
+
+
+async def resolve_key(key: str) -> Principal | None:
+    """The principal behind an unrevoked key, or None; a key of an app that is not active is refused (403)."""
+    known = await _resolved(hash_key(key))
+    if known is None:
+        return None
+    if known.app_id is not None and known.app_status != "active":
+        raise AppNotActive(known.app_id, str(known.app_status))
+    now = time.monotonic()
+    if now - _last_touched.get(known.api_key_id, -_TOUCH_EVERY_SECONDS) >= _TOUCH_EVERY_SECONDS:
+        _last_touched[known.api_key_id] = now
+        await api_keys.touch_last_used(known.api_key_id)
+    return known.principal
 
 
 async def list_keys(workspace_slug: str | None = None) -> list[dict[str, Any]]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, MediaType, Request, Response, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
 from groundwork.api.documented import documented
+from groundwork.api.encoded_json import EncodedJSON
 from groundwork.api.resources import artifact_resource, draft_resource, run_document, run_resource
 from groundwork.domain.enhancement.model import (
     ACTIONS,
@@ -130,9 +131,8 @@ class EnhancementRunController(Controller):
     @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
     async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[dict[str, Any]]:
         view = await service.read_run(request.user, run_id)
-        # The body is already JSON (kept with the view): Litestar sends bytes as they are; the annotation
-        # still documents the object.
-        return Response(run_document(view), media_type=MediaType.JSON)  # type: ignore[arg-type]
+        # The body is already JSON (kept with the view) and is sent as it is; the annotation documents the object.
+        return EncodedJSON(run_document(view))
 
     @post(
         "/{run_id:str}/actions",

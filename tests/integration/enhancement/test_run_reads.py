@@ -17,6 +17,8 @@ async def _read(client: httpx.AsyncClient, workspace: Workspace, key: str, run_i
     response = await client.get(f"/api/v1/work-item-enhancements/{run_id}", headers=workspace.headers(key))
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/json")
+    assert response.headers["content-length"] == str(len(response.content))
+    assert response.headers["x-request-id"]
     return dict(response.json()["data"])
 
 
