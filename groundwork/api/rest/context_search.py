@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, post
+from litestar import Controller, Request, Response, post
+from litestar.serialization import encode_json
 
 from groundwork.api.corpus_resources import search_answer
 from groundwork.api.documented import NOT_BLANK, SEARCHABLE, documented
+from groundwork.api.encoded_json import EncodedJSON
 from groundwork.domain.corpus import MAX_QUERY_CHARS, SOURCE_KINDS, SUBJECT_TYPES
 from groundwork.domain.pagination import MAX_LIMIT
 from groundwork.domain.principals import Principal
@@ -51,7 +53,7 @@ class ContextSearchController(Controller):
             'phrases", +required and -excluded. Returns stored passages only, never a synthesized answer.'
         ),
     )
-    async def search(self, request: Request[Principal, Any, Any], data: ContextSearchBody) -> dict[str, Any]:
+    async def search(self, request: Request[Principal, Any, Any], data: ContextSearchBody) -> Response[dict[str, Any]]:
         result = await corpus_search.search_corpus(
             request.user,
             corpus_search.CorpusSearch(
@@ -64,4 +66,5 @@ class ContextSearchController(Controller):
                 kind=data.kind,
             ),
         )
-        return search_answer(result)
+        # Encoded here and sent as it is: Litestar's own response would rebuild headers for every search.
+        return EncodedJSON(encode_json(search_answer(result)))
