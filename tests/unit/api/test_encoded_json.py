@@ -1,4 +1,4 @@
-"""An already encoded JSON body goes out byte for byte, and never at the cost of what a layer adds."""
+"""An already encoded JSON body goes out byte for byte, and never at the cost of what is added to it."""
 
 from __future__ import annotations
 
@@ -38,12 +38,18 @@ async def test_the_bytes_go_out_as_they_are_with_their_type_and_length() -> None
     assert other.status_code == 202 and other.content == BODY
 
 
-async def test_headers_cookies_and_background_tasks_of_a_layer_are_not_dropped() -> None:
+async def test_headers_cookies_and_background_tasks_added_by_a_layer_or_the_handler_are_not_dropped() -> None:
     ran: list[str] = []
 
     @get("/layered", background=BackgroundTask(lambda: ran.append("background")))
     async def layered() -> Response[dict[str, Any]]:
         return EncodedJSON(BODY)
+
+    @get("/own")
+    async def own() -> Response[dict[str, Any]]:
+        response = EncodedJSON(BODY)
+        response.set_header("x-own", "set by the handler")
+        return response
 
     router = Router(
         "/v1",
@@ -51,8 +57,9 @@ async def test_headers_cookies_and_background_tasks_of_a_layer_are_not_dropped()
         response_headers=[ResponseHeader(name="x-layer", value="kept")],
         response_cookies=[Cookie(key="layer", value="kept")],
     )
-    async with AsyncTestClient(Litestar([router])) as client:
+    async with AsyncTestClient(Litestar([router, own])) as client:
         response = await client.get("/v1/layered")
+        own_response = await client.get("/own")
 
     assert response.status_code == 200
     assert response.content == BODY
@@ -60,3 +67,6 @@ async def test_headers_cookies_and_background_tasks_of_a_layer_are_not_dropped()
     assert response.headers["x-layer"] == "kept"
     assert response.cookies["layer"] == "kept"
     assert ran == ["background"]
+    assert own_response.content == BODY
+    assert own_response.headers["x-own"] == "set by the handler"
+    assert "x-layer" not in own_response.headers
