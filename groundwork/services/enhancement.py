@@ -187,12 +187,16 @@ async def _visible_run(principal: Principal, run_id: str, *, heard: bool = False
     return run, permissions
 
 
+# The eight possible rights, made once: every read of a run needs one (it keys the reused view).
+_RIGHTS = {(r, u, a): CallerRights(r, u, a) for r in (False, True) for u in (False, True) for a in (False, True)}
+
+
 def _rights(principal: Principal, can_write: bool) -> CallerRights:
-    return CallerRights(
-        can_read=principal.has_scope(SCOPE_READ),
-        can_run=principal.has_scope(SCOPE_RUN),
-        can_apply=principal.has_scope(SCOPE_APPLY) and can_write,
-    )
+    return _RIGHTS[
+        principal.has_scope(SCOPE_READ),
+        principal.has_scope(SCOPE_RUN),
+        principal.has_scope(SCOPE_APPLY) and can_write,
+    ]
 
 
 def _view(
@@ -260,7 +264,7 @@ async def load_run(principal: Principal, run_id: str, *, heard: bool = False) ->
     expired = review_expired(run.state, run.review_expires_at, datetime.now(UTC))
     key = (run.id, rights)
     cached = _views_built.get(key)
-    if cached is not None and cached[0] == expired and cached[1].run == run:
+    if cached is not None and cached[0] == expired and (cached[1].run is run or cached[1].run == run):
         return cached[1]
     actions, drafts, artifacts = await _contents_of(run)
     view = _view(run, actions, drafts, artifacts, rights)

@@ -35,12 +35,15 @@ async def principal_holds(principal_id: str, project_id: str, permission: str) -
 
 async def project_permissions(principal: Principal, project_id: str) -> frozenset[str] | None:
     """The caller's permissions on a project of its workspace; None when it cannot see the project."""
+    key = (principal.id, principal.workspace_id, principal.is_admin, project_id)
+    cached, permissions = _permissions.get(key)
+    if cached:  # every request asks: answer from memory without building a loader
+        return permissions
 
     async def load() -> frozenset[str] | None:
         found = await tenancy.project_permissions(principal, project_id)
         return None if found is None else frozenset(found)
 
-    key = (principal.id, principal.workspace_id, principal.is_admin, project_id)
     return await _permissions.load(key, load)
 
 
