@@ -96,10 +96,8 @@ async def issue_key(
 class _KnownKey:
     """An unrevoked key as resolved: its principal is built once and handed to every request it makes."""
 
-    api_key_id: str
     principal: Principal
-    app_id: str | None
-    app_status: str | None
+    app_status: str | None  # of the key's connected app (None without one): checked on every request
 
 
 def _known_key(row: dict[str, Any]) -> _KnownKey:
@@ -123,7 +121,7 @@ def _known_key(row: dict[str, Any]) -> _KnownKey:
         scopes=effective_scopes(frozenset(row["scopes"]), app.direction if app else None),
         app=app,
     )
-    return _KnownKey(row["api_key_id"], principal, row["app_id"], row["app_status"])
+    return _KnownKey(principal, row["app_status"] if app is not None else None)
 
 
 async def _resolved(key_hash: str) -> _KnownKey | None:
@@ -149,13 +147,14 @@ async def resolve_key(key: str) -> Principal | None:
     known = await _resolved(hash_key(key))
     if known is None:
         return None
-    if known.app_id is not None and known.app_status != "active":
-        raise AppNotActive(known.app_id, str(known.app_status))
+    principal = known.principal
+    if principal.app is not None and known.app_status != "active":
+        raise AppNotActive(principal.app.id, str(known.app_status))
     now = time.monotonic()
-    if now - _last_touched.get(known.api_key_id, -_TOUCH_EVERY_SECONDS) >= _TOUCH_EVERY_SECONDS:
-        _last_touched[known.api_key_id] = now
-        await api_keys.touch_last_used(known.api_key_id)
-    return known.principal
+    if now - _last_touched.get(principal.api_key_id, -_TOUCH_EVERY_SECONDS) >= _TOUCH_EVERY_SECONDS:
+        _last_touched[principal.api_key_id] = now
+        await api_keys.touch_last_used(principal.api_key_id)
+    return principal
 
 
 async def list_keys(workspace_slug: str | None = None) -> list[dict[str, Any]]:
