@@ -321,7 +321,7 @@ async def main() -> None:
         corpus_index = CorpusIndex.at(index_dir)
         corpus_index.heap_bytes = 256_000_000
         sources = [(projects[p], uri, kind, content) for p, uri, kind, content in corpus.sources]
-        seconds = await search_bench.ingest(sources, workspace_id, args.data_dir / "files")
+        seconds, _ = await search_bench.ingest(sources, workspace_id, args.data_dir / "files")
         corpus_index.release_writer()
         print(f"corpus: {corpus.passages:,} passages in {seconds:.0f} s", flush=True)
         seconds = await seed_packages(workspace_id, projects, providers, vocab, args.packages, rng)

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from cpu_meter import CpuMeter
 from temporalio import activity, workflow
 
 ACTIONS_ALL = [
@@ -173,46 +174,6 @@ def run_bare_api(port: int) -> None:
 
 
 # --- CPU accounting ----------------------------------------------------------------------------
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_of(pid: int) -> float:
-    """User + system CPU seconds a process has used so far (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry.name))
-            except (OSError, ValueError, IndexError):
-                continue
-    return found
-
-
-class CpuMeter:
-    """CPU seconds per component between two snapshots (PostgreSQL: the postmaster and its backends)."""
-
-    def __init__(self, groups: dict[str, list[int]], with_children: set[str]) -> None:
-        self.groups = groups
-        self.with_children = with_children
-
-    def snapshot(self) -> dict[str, float]:
-        totals = {}
-        for name, pids in self.groups.items():
-            members = list(pids)
-            if name in self.with_children:
-                members += [c for p in pids for c in _children(p)]
-            totals[name] = sum(_cpu_of(p) for p in members)
-        return totals
 
 
 def cpu_line(before: dict[str, float], after: dict[str, float], runs: float, scale: float = 1000) -> str:

