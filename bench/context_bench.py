@@ -48,30 +48,30 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from groundwork.config import Settings
 from groundwork.domain.context_engine.model import CONTRIBUTION_TYPES
-from groundwork.domain.corpus import parse_query
-from groundwork.domain.principals import Principal
+from groundwork.domain.evidence_search.corpus import parse_query
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import tenancy
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.platform.search_replica.package_projection import catch_up_package_index
 from groundwork.search import generations
 from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import CorpusIndex
 from groundwork.search.corpus_search import restricted, text_query
 from groundwork.search.package_index import package_index
-from groundwork.services import api_keys
-from groundwork.services import context_engine as reads
-from groundwork.services.context_contributions import (
+from groundwork.services.context_engine import reads
+from groundwork.services.context_engine.contributions import (
     ProviderRegistration,
     contribute_in_process,
     receive_contribution,
     register_provider,
     start_contribution,
 )
-from groundwork.services.package_indexing import catch_up_package_index
+from groundwork.services.tenancy import api_keys
 from groundwork.stack.temporal_dev import TemporalDevServer
-from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
 from groundwork.worker import build_worker
+from groundwork.workflows.search_attributes import SEARCH_ATTRIBUTES
 
 PROJECTS = 100
 ENGAGEMENTS = 10
@@ -415,7 +415,7 @@ async def main() -> None:
     try:
         await asyncio.to_thread(temporal.wait_ready, 60)
         settings = Settings(database_url=dsn, temporal_address=temporal.address, index_dir=index_dir)
-        from groundwork.services.temporal import connect_client
+        from groundwork.platform.temporal.client import connect_client
 
         client = await connect_client(settings)
         assert set(SEARCH_ATTRIBUTES)  # the dev server registers them at start

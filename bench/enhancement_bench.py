@@ -141,7 +141,7 @@ async def run_bare_worker(address: str) -> None:
     from temporalio.client import Client
     from temporalio.worker import Worker
 
-    from groundwork.services.temporal_payloads import data_converter
+    from groundwork.platform.temporal.payloads import data_converter
 
     client = await Client.connect(address, data_converter=data_converter)
     async with Worker(
@@ -422,8 +422,8 @@ async def bench(
     from temporalio.client import Client
 
     from groundwork.persistence.migrate import apply_migrations
-    from groundwork.secrets_keyring import KeyRing
-    from groundwork.services.temporal_payloads import data_converter
+    from groundwork.platform.secrets.keyring import KeyRing
+    from groundwork.platform.temporal.payloads import data_converter
 
     samples = 20 if quick else 50
     window = 8.0 if quick else 15.0

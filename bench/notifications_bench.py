@@ -43,15 +43,17 @@ from aiosmtpd.controller import Controller
 
 from groundwork.domain.ids import new_id
 from groundwork.domain.pagination import encode_cursor
-from groundwork.domain.principals import Principal
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories import enhancement as runs
-from groundwork.persistence.repositories import notifications as notification_repo
-from groundwork.persistence.repositories import outbox, tenancy, work_items
-from groundwork.secrets_keyring import KeyRing
-from groundwork.services import api_keys
-from groundwork.services import notifications as service
+from groundwork.persistence.repositories import work_items
+from groundwork.persistence.repositories.notifications import inbox as notification_repo
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.platform.secrets.keyring import KeyRing
+from groundwork.services.notifications import inbox as service
+from groundwork.services.tenancy import api_keys
 from groundwork.stack.postgres import start_postgres
 from groundwork.stack.temporal_dev import TemporalDevServer
 

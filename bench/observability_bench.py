@@ -19,8 +19,8 @@ from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from groundwork.observability import tracing
-from groundwork.observability.http import Message, ObservedHTTP, Receive, Scope
+from groundwork.platform.observability import tracing
+from groundwork.platform.observability.http import Message, ObservedHTTP, Receive, Scope
 
 ROUTES = ["/api/v1/work-items/{work_item_id}", "/api/v1/projects", "/api/v1/notifications", "/health/ready"]
 

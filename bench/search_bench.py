@@ -66,21 +66,21 @@ import httpx
 from cpu_meter import CpuMeter
 
 from groundwork.domain.context_engine.model import allowed_classes
-from groundwork.domain.corpus import parse_query
-from groundwork.domain.principals import Principal
+from groundwork.domain.evidence_search.corpus import parse_query
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import tenancy
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.platform.caches.serving import serving_caches
+from groundwork.platform.search_replica.replica import SearchReplica
 from groundwork.search.analysis import analyze_clauses, terms
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage, configure, read_record
 from groundwork.search.corpus_search import SearchFilters, build_query
 from groundwork.search.passages import snapshot_statistics
 from groundwork.search.segmenters import get_segmenter
-from groundwork.services import api_keys
-from groundwork.services.corpus_admin import FileSource, ingest_files
-from groundwork.services.corpus_search import CorpusSearch, search_corpus, search_scope
-from groundwork.services.search_replica import SearchReplica
-from groundwork.services.serving_caches import serving_caches
+from groundwork.services.evidence_search.admin import FileSource, ingest_files
+from groundwork.services.evidence_search.search import CorpusSearch, search_corpus, search_scope
+from groundwork.services.tenancy import api_keys
 
 SYLLABLES = [c + v for c in "bcdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 PROJECTS = 10

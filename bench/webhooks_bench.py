@@ -34,10 +34,11 @@ from groundwork.domain.ids import new_id
 from groundwork.domain.webhooks import new_secret
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import outbox, tenancy
 from groundwork.persistence.repositories import webhooks as webhook_repo
-from groundwork.secrets_keyring import KeyRing
-from groundwork.services.secrets_at_rest import seal_webhook_secret
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.platform.secrets.keyring import KeyRing
+from groundwork.services.webhooks.secrets import seal_webhook_secret
 from groundwork.stack.postgres import start_postgres
 from groundwork.stack.temporal_dev import TemporalDevServer
 

@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 import click
 
 from groundwork.config import Settings, default_data_dir
+from groundwork.config import index_dir as configured_index_dir
 from groundwork.domain.errors import GroundworkError
-from groundwork.domain.scopes import ALL_SCOPES
+from groundwork.domain.tenancy.scopes import ALL_SCOPES
 
 T = TypeVar("T")
 
@@ -216,8 +217,8 @@ def status(api_url: str | None, as_json: bool, data_dir: Path | None) -> None:
     import json
 
     from groundwork.persistence import db
+    from groundwork.platform.observability.stack_status import StackStatus, stack_status
     from groundwork.search import corpus_index
-    from groundwork.services.stack_status import StackStatus, stack_status
     from groundwork.stack.postgres import running_database_url
 
     url = api_url or os.environ.get("GROUNDWORK_PUBLIC_URL") or "http://127.0.0.1:8000"
@@ -261,7 +262,7 @@ def migrate(data_dir: Path | None) -> None:
     """Apply the database schema (forward-only migrations), then seal secrets stored before sealing existed."""
     from groundwork.persistence import db
     from groundwork.persistence.migrate import apply_migrations
-    from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
+    from groundwork.services.webhooks.secrets import seal_legacy_webhook_secrets
 
     keyring = _keyring(data_dir)
 
@@ -281,7 +282,7 @@ def migrate(data_dir: Path | None) -> None:
 
 def _keyring(data_dir: Path | None) -> Any:
     """The key ring of `GROUNDWORK_SECRET_KEY`, else of the data dir's `secret_key` file; None if neither."""
-    from groundwork.secrets_keyring import KeyRing, KeyRingError, ring_text
+    from groundwork.platform.secrets.keyring import KeyRing, KeyRingError, ring_text
 
     text = ring_text((data_dir or default_data_dir()).resolve())
     try:
@@ -299,18 +300,25 @@ def secrets() -> None:
 @data_dir_option
 def secrets_reseal(data_dir: Path | None) -> None:
     """Re-encrypt every sealed secret under the first key of the ring (after putting a new key first)."""
-    from groundwork.services.secrets_at_rest import reseal_everything
+    from groundwork.platform.secrets.at_rest import reseal_answers
+    from groundwork.services.notifications.preferences import reseal_chat_urls
+    from groundwork.services.webhooks.secrets import reseal_webhook_secrets
 
     keyring = _keyring(data_dir)
     if keyring is None:
         raise click.UsageError("GROUNDWORK_SECRET_KEY is not set (and the data dir has no secret_key file)")
-    report = _run_with_db(data_dir, lambda: reseal_everything(keyring))
+
+    async def reseal() -> list[tuple[int, int]]:
+        return [await step(keyring) for step in (reseal_webhook_secrets, reseal_answers, reseal_chat_urls)]
+
+    (endpoints, bad_endpoints), (answers, bad_answers), (urls, bad_urls) = _run_with_db(data_dir, reseal)
     _say(
-        f"resealed under the current key: {report.webhook_endpoints} webhook endpoint(s), "
-        f"{report.idempotent_answers} stored answer(s), {report.chat_webhook_urls} chat webhook URL(s)"
+        f"resealed under the current key: {endpoints} webhook endpoint(s), "
+        f"{answers} stored answer(s), {urls} chat webhook URL(s)"
     )
-    if report.unreadable:
-        _say(f"error: {report.unreadable} sealed value(s) open under no key of the ring; see the log")
+    unreadable = bad_endpoints + bad_answers + bad_urls
+    if unreadable:
+        _say(f"error: {unreadable} sealed value(s) open under no key of the ring; see the log")
         raise SystemExit(1)
 
 
@@ -378,8 +386,8 @@ def keys_create(
     data_dir: Path | None,
 ) -> None:
     """Create a key; prints the key alone on stdout (it is never shown again)."""
-    from groundwork.services.api_keys import IssuedKey, issue_key
-    from groundwork.services.memberships import Membership, grant_memberships, planned_memberships
+    from groundwork.services.tenancy.api_keys import IssuedKey, issue_key
+    from groundwork.services.tenancy.memberships import Membership, grant_memberships, planned_memberships
 
     if bool(scopes) == all_scopes:
         raise click.UsageError("give either --scope (one or more) or --all-scopes")
@@ -408,7 +416,7 @@ def keys_create(
 @data_dir_option
 def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
     """List keys (never the secret): id, prefix, workspace, principal, scopes, state."""
-    from groundwork.services.api_keys import list_keys
+    from groundwork.services.tenancy.api_keys import list_keys
 
     rows = _run_with_db(data_dir, lambda: list_keys(workspace_slug))
     for row in rows:
@@ -428,7 +436,7 @@ def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
 @data_dir_option
 def keys_revoke(key_id: str, data_dir: Path | None) -> None:
     """Revoke a key by its id (`key_...`); it stops working at once."""
-    from groundwork.services.api_keys import revoke_key
+    from groundwork.services.tenancy.api_keys import revoke_key
 
     if not _run_with_db(data_dir, lambda: revoke_key(key_id)):
         _say(f"error: no active key {key_id!r}")
@@ -486,7 +494,7 @@ def apps_register(
     data_dir: Path | None,
 ) -> None:
     """Register an app with its declaration; its keys work once it is activated."""
-    from groundwork.services.connected_apps import register_app_in
+    from groundwork.services.tenancy.connected_apps import register_app_in
 
     declaration = {
         "name": name,
@@ -506,7 +514,7 @@ def apps_register(
 @data_dir_option
 def apps_activate(app_id: str, data_dir: Path | None) -> None:
     """Activate an app: keys bound to it start working."""
-    from groundwork.services.connected_apps import set_app_status_by_id
+    from groundwork.services.tenancy.connected_apps import set_app_status_by_id
 
     app = _run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "active"))
     _say(f"{app['id']} is active")
@@ -517,7 +525,7 @@ def apps_activate(app_id: str, data_dir: Path | None) -> None:
 @data_dir_option
 def apps_deactivate(app_id: str, data_dir: Path | None) -> None:
     """Deactivate an app: keys bound to it are refused (403 app_not_active)."""
-    from groundwork.services.connected_apps import set_app_status_by_id
+    from groundwork.services.tenancy.connected_apps import set_app_status_by_id
 
     app = _run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "inactive"))
     _say(f"{app['id']} is inactive")
@@ -528,7 +536,7 @@ def apps_deactivate(app_id: str, data_dir: Path | None) -> None:
 @data_dir_option
 def apps_list(workspace_slug: str | None, data_dir: Path | None) -> None:
     """List apps with their declaration, status and how many keys are bound to them."""
-    from groundwork.services.connected_apps import list_apps_in
+    from groundwork.services.tenancy.connected_apps import list_apps_in
 
     rows = _run_with_db(data_dir, lambda: list_apps_in(workspace_slug))
     for row in rows:
@@ -550,7 +558,7 @@ def apps_list(workspace_slug: str | None, data_dir: Path | None) -> None:
 @data_dir_option
 def import_(file: Any, workspace_slug: str, principal_name: str, data_dir: Path | None) -> None:
     """Load work items from a JSON Lines file; bad lines are reported by number and skipped."""
-    from groundwork.services.work_item_import import import_work_items
+    from groundwork.services.work_items.importer import import_work_items
 
     report = _run_with_db(data_dir, lambda: import_work_items(workspace_slug, principal_name, file))
     for number, reason in report.rejected:
@@ -622,7 +630,7 @@ def webhooks_tail(
     data_dir: Path | None,
 ) -> None:
     """Print delivery attempts as they happen: time, delivery, attempt, answer, latency, event, endpoint."""
-    from groundwork.services import webhooks as service
+    from groundwork.services.webhooks import endpoints as service
 
     async def tail() -> None:
         after = await service.tail_start(lines, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
@@ -666,14 +674,13 @@ def _run_with_dsn(data_dir: Path | None, work: Callable[[str], Awaitable[T]]) ->
 
 def _corpus_index_dir(data_dir: Path | None) -> Path:
     """Where the worker of this data dir keeps the corpus index (`GROUNDWORK_INDEX_DIR` wins)."""
-    env = os.environ.get("GROUNDWORK_INDEX_DIR")
-    return Path(env) if env else (data_dir or default_data_dir()).resolve() / "index"
+    return configured_index_dir(data_dir)
 
 
 async def _worker_client(settings: Settings) -> Any:
     """A Temporal client if a worker polls the task queue now, else None (the work then runs here)."""
-    from groundwork.services.corpus_sources import worker_polls
-    from groundwork.services.temporal import connect_client
+    from groundwork.platform.temporal.client import connect_client
+    from groundwork.services.evidence_search.sources import worker_polls
 
     try:
         client = await asyncio.wait_for(connect_client(settings), 3.0)
@@ -718,7 +725,7 @@ def ingest(
     a CorpusIngestWorkflow; otherwise the same steps run here.
     """
     from groundwork.search import corpus_index
-    from groundwork.services import corpus_admin
+    from groundwork.services.evidence_search import admin as corpus_admin
 
     try:
         files = corpus_admin.collect_files(list(paths), uri)
@@ -767,14 +774,14 @@ def ingest(
 @data_dir_option
 def reindex(data_dir: Path | None) -> None:
     """Rebuild the evidence search index from PostgreSQL; the API serves the old index until the switch."""
-    from groundwork.persistence.repositories import corpus as corpus_repo
+    from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
     from groundwork.search.corpus_index import CorpusIndex
-    from groundwork.services import corpus_admin
+    from groundwork.services.evidence_search import admin as corpus_admin
 
     async def work(dsn: str) -> tuple[int, bool, int]:
-        from groundwork.persistence.repositories import context_engine as context_repo
+        from groundwork.persistence.repositories.context_engine import packages as context_repo
+        from groundwork.platform.search_replica.package_projection import rebuild_package_index
         from groundwork.search.package_index import PackageIndex
-        from groundwork.services.package_indexing import rebuild_package_index
 
         index = CorpusIndex.at(_corpus_index_dir(data_dir))
         total = await corpus_repo.count_indexable_passages()
@@ -808,7 +815,7 @@ def resegment(segmenter: str, stage_only: bool, local: bool, data_dir: Path | No
     from temporalio.exceptions import ApplicationError
 
     from groundwork.search import corpus_index
-    from groundwork.services import corpus_admin
+    from groundwork.services.evidence_search import admin as corpus_admin
 
     async def work(dsn: str) -> Any:
         settings = Settings.from_env(database_url=dsn)
@@ -845,7 +852,7 @@ def contribute(file: Any, workspace_slug: str, local: bool, data_dir: Path | Non
     ContextContributionWorkflow (through the worker when one polls, else its steps here in one
     transaction). A line contributed before changes nothing. Exit code 1 if any line failed.
     """
-    from groundwork.services.context_contribution_file import contribute_lines
+    from groundwork.services.context_engine.contribution_file import contribute_lines
 
     lines = file.readlines()
 
@@ -891,7 +898,7 @@ def providers() -> None:
 @data_dir_option
 def providers_run(workspace_slug: str | None, local: bool, data_dir: Path | None) -> None:
     """Run the built-in providers (work-items, corpus) now; only what changed is contributed."""
-    from groundwork.services.context_providers import run_builtin_providers
+    from groundwork.services.context_engine.providers import run_builtin_providers
 
     async def work(dsn: str) -> Any:
         settings = Settings.from_env(database_url=dsn)
@@ -911,8 +918,8 @@ def providers_run(workspace_slug: str | None, local: bool, data_dir: Path | None
 @data_dir_option
 def providers_list(workspace_slug: str, data_dir: Path | None) -> None:
     """List the workspace's providers: id, name, classification, authority, capabilities."""
-    from groundwork.persistence.repositories import context_engine as context_repo
-    from groundwork.persistence.repositories import tenancy
+    from groundwork.persistence.repositories.context_engine import packages as context_repo
+    from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
     async def work() -> list[dict[str, Any]]:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
@@ -951,9 +958,9 @@ def providers_register(
     data_dir: Path | None,
 ) -> None:
     """Register a provider (as the internal API does); prints its id alone on stdout."""
-    from groundwork.domain.principals import Principal
-    from groundwork.persistence.repositories import tenancy
-    from groundwork.services.context_contributions import ProviderRegistration, register_provider
+    from groundwork.domain.tenancy.principals import Principal
+    from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+    from groundwork.services.context_engine.contributions import ProviderRegistration, register_provider
 
     async def work() -> tuple[dict[str, Any], bool]:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)

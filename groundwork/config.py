@@ -8,13 +8,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from groundwork.secrets_keyring import KeyRing, KeyRingError, ring_text
+from groundwork.platform.secrets.keyring import KeyRing, KeyRingError, ring_text
 
 
 def default_data_dir() -> Path:
     """The data dir of the embedded stack: `$GROUNDWORK_HOME`, else `.groundwork/` in the current directory."""
     home = os.environ.get("GROUNDWORK_HOME")
     return Path(home) if home else Path.cwd() / ".groundwork"
+
+
+def index_dir(data_dir: Path | None = None) -> Path:
+    """Where this data dir's search replica lives: `$GROUNDWORK_INDEX_DIR`, else `<data dir>/index`."""
+    env = os.environ.get("GROUNDWORK_INDEX_DIR")
+    return Path(env) if env else (data_dir or default_data_dir()).resolve() / "index"
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ class Settings:
     db_pool_max_size: int = 10
     # This process's search replica (the corpus and package indexes), its own directory: no two processes
     # share one (a busy one makes the process use `<dir>-2`, ...). See `services.search_replica`.
-    index_dir: Path = field(default_factory=lambda: default_data_dir() / "index")
+    index_dir: Path = field(default_factory=index_dir)
     # Whether the API and the worker keep that replica following the change logs (tests drive it by hand).
     search_replica: bool = True
     # How long an enhancement run stays open for review (run_action, apply) after it completes.
@@ -127,7 +133,7 @@ class Settings:
             internal_port=int(os.environ.get("GROUNDWORK_INTERNAL_PORT", "8001")),
             max_body_bytes=int(os.environ.get("GROUNDWORK_MAX_BODY_BYTES", "1048576")),
             db_pool_max_size=int(os.environ.get("GROUNDWORK_DB_POOL_MAX_SIZE", "10")),
-            index_dir=Path(os.environ.get("GROUNDWORK_INDEX_DIR") or default_data_dir() / "index"),
+            index_dir=index_dir(),
             review_window_seconds=int(os.environ.get("GROUNDWORK_REVIEW_WINDOW_SECONDS", str(7 * 24 * 3600))),
             llm_base_url=os.environ.get("GROUNDWORK_LLM_BASE_URL") or None,
             llm_model=os.environ.get("GROUNDWORK_LLM_MODEL") or None,

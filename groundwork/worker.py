@@ -24,29 +24,34 @@ from temporalio.client import (
 from temporalio.worker import Worker
 
 from groundwork.activities.context_engine import CONTEXT_ACTIVITIES
-from groundwork.activities.corpus import CORPUS_ACTIVITIES
 from groundwork.activities.enhancement import EnhancementActivities
+from groundwork.activities.evidence_search import CORPUS_ACTIVITIES
 from groundwork.activities.maintenance import RetentionActivities, purge_expired_idempotency_keys
 from groundwork.activities.notifications import NotificationActivities
 from groundwork.activities.webhooks import WebhookActivities
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import Enhancer
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
-from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
-from groundwork.enhancers.evidence import CorpusEvidence
-from groundwork.enhancers.run_evidence import EvidenceSource
-from groundwork.observability import tracing
-from groundwork.observability.logs import configure_logging
-from groundwork.observability.metrics import MetricsServer
-from groundwork.observability.temporal_sdk import sdk_metrics_runtime
 from groundwork.persistence import db
-from groundwork.services import corpus_search, project_access, search_replica
-from groundwork.services.enhancement import sweep_queued_runs
-from groundwork.services.operational_metrics import refresh_gauges
-from groundwork.services.outbox_relay import OutboxRelay
-from groundwork.services.secrets_at_rest import seal_legacy_webhook_secrets
-from groundwork.services.serving_caches import serving_caches
-from groundwork.services.temporal import connect_client
+from groundwork.platform.caches.serving import serving_caches
+from groundwork.platform.observability import tracing
+from groundwork.platform.observability.gauges import refresh_gauges
+from groundwork.platform.observability.logs import configure_logging
+from groundwork.platform.observability.metrics import MetricsServer
+from groundwork.platform.observability.temporal_sdk import sdk_metrics_runtime
+from groundwork.platform.outbox.relay import OutboxConsumer, OutboxRelay
+from groundwork.platform.search_replica import replica as search_replica
+from groundwork.platform.temporal.client import connect_client
+from groundwork.search import corpus_index
+from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
+from groundwork.services.enhancement.evidence import CorpusEvidence
+from groundwork.services.enhancement.run_evidence import EvidenceSource
+from groundwork.services.enhancement.runs import sweep_queued_runs
+from groundwork.services.evidence_search import search as corpus_search
+from groundwork.services.notifications.fanout import NotificationFanout
+from groundwork.services.tenancy import project_access
+from groundwork.services.webhooks.deliveries import WebhookDeliveries
+from groundwork.services.webhooks.secrets import seal_legacy_webhook_secrets
 from groundwork.workflows.context_engine import (
     CONTEXT_WORKFLOWS,
     PROVIDERS_INTERVAL,
@@ -54,8 +59,8 @@ from groundwork.workflows.context_engine import (
     ContextProvidersRunWorkflow,
     ProvidersRunInput,
 )
-from groundwork.workflows.corpus import CORPUS_WORKFLOWS
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
+from groundwork.workflows.evidence_search import CORPUS_WORKFLOWS
 from groundwork.workflows.maintenance import (
     PURGE_SCHEDULE_ID,
     WEBHOOK_HISTORY_SCHEDULE_ID,
@@ -91,6 +96,20 @@ def enhancer_for(settings: Settings) -> Enhancer:
     if settings.llm_base_url:
         return ChatCompletionsEnhancer(settings.llm_base_url, settings.llm_model or "", settings.llm_api_key)
     return ExtractiveEnhancer()
+
+
+def outbox_relay(client: Client, settings: Settings, **options: Any) -> OutboxRelay:
+    """The outbox relay with every domain's consumer: notifications first, then webhook deliveries."""
+
+    async def get_client() -> Client:
+        return client
+
+    consumers: list[OutboxConsumer] = [
+        NotificationFanout(get_client, settings),
+        WebhookDeliveries(get_client, settings),
+    ]
+    options.setdefault("sweep_seconds", settings.webhook_sweep_seconds)
+    return OutboxRelay(settings.database_url, consumers, **options)
 
 
 def build_worker(
@@ -188,6 +207,8 @@ async def run_worker(settings: Settings, *, metrics_host: str = "127.0.0.1", met
     Groundwork's metrics and the Temporal SDK's own (workflow and activity outcomes).
     """
     await db.connect(settings.database_url, max_size=settings.db_pool_max_size)
+    # Where this process's indexes live until its replica claims its own directory (the gauges read it first).
+    corpus_index.configure(settings.index_dir)
     # Signing secrets written before they were sealed (SQL cannot encrypt them) are sealed now.
     await seal_legacy_webhook_secrets(settings.keyring)
     runtime, metrics_server = None, None
@@ -205,7 +226,7 @@ async def run_worker(settings: Settings, *, metrics_host: str = "127.0.0.1", met
     log.info("worker polling task queue %s on %s", settings.temporal_task_queue, settings.temporal_address)
     sweep = asyncio.create_task(sweep_queued_runs_forever(client, settings))
     # The outbox relay runs beside the worker: every worker process relays, SKIP LOCKED shares the work.
-    relay = asyncio.create_task(OutboxRelay(client, settings).run(stop))
+    relay = asyncio.create_task(outbox_relay(client, settings).run(stop))
     gauges = asyncio.create_task(refresh_gauges_forever(stop)) if metrics_server is not None else None
     try:
         # Index readers (draft evidence) reload when told of a commit; the worker keeps its own search

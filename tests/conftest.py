@@ -26,10 +26,10 @@ from groundwork.api.app import SERVER_OPTIONS, create_app, create_internal_app
 from groundwork.config import Settings
 from groundwork.persistence import change_feed, db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import tenancy
-from groundwork.secrets_keyring import KeyRing
-from groundwork.services import api_keys
-from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.platform.secrets.keyring import KeyRing
+from groundwork.services.tenancy import api_keys
+from groundwork.workflows.search_attributes import SEARCH_ATTRIBUTES
 
 # Registered as a plugin (so pytest rewrites it first); fixtures import from it when they run.
 pytest_plugins = ["tests.session_watchdog"]
@@ -323,7 +323,7 @@ __all__: list[Any] = ["Workspace", "free_port", "idem", "lose_the_answer", "serv
 @pytest.fixture(scope="session")
 async def temporal_client(settings: Settings, temporal_env: WorkflowEnvironment) -> Any:
     """A client with the same data converter as the API and worker."""
-    from groundwork.services.temporal import connect_client
+    from groundwork.platform.temporal.client import connect_client
 
     return await connect_client(settings)
 

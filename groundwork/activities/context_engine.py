@@ -8,8 +8,8 @@ from typing import Any
 from temporalio import activity
 
 from groundwork.activities.heartbeats import beating
-from groundwork.services import context_contributions as steps
-from groundwork.services.context_providers import derive_contributions, provider_projects
+from groundwork.services.context_engine import contributions as steps
+from groundwork.services.context_engine.providers import derive_contributions, provider_projects
 from groundwork.workflows.context_engine import (
     ApplyOutcome,
     ContributionRef,

@@ -30,10 +30,10 @@ from groundwork.domain.enhancement.model import (
 )
 from groundwork.domain.times import format_timestamp
 from groundwork.domain.work_items import WorkItem, parse_version
-from groundwork.enhancers.run_evidence import EvidenceSource, GatheredEvidence, RunEvidence
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.services.enhancement.run_evidence import EvidenceSource, GatheredEvidence, RunEvidence
 from groundwork.workflows.enhancement import (
     ActionRequest,
     ActionResult,

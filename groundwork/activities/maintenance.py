@@ -8,8 +8,8 @@ from typing import Any
 from temporalio import activity
 
 from groundwork.config import Settings
-from groundwork.persistence.repositories import idempotency
 from groundwork.persistence.repositories import webhooks as webhook_repo
+from groundwork.persistence.repositories.platform import idempotency
 from groundwork.workflows.maintenance import WebhookHistoryPurged
 
 # Rows per statement: short transactions, so the relay and deliveries never wait long on a purge.

@@ -24,12 +24,12 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from groundwork.config import Settings
-from groundwork.observability import metrics
-from groundwork.persistence.repositories import notification_deliveries as repo
-from groundwork.secrets_keyring import KeyRing
-from groundwork.services import webhook_targets
-from groundwork.services.notification_messages import Composer
-from groundwork.services.notification_preferences import preferences_for_sending
+from groundwork.persistence.repositories.notifications import deliveries as repo
+from groundwork.platform import http_targets as webhook_targets
+from groundwork.platform.observability import metrics
+from groundwork.platform.secrets.keyring import KeyRing
+from groundwork.services.notifications.preferences import preferences_for_sending
+from groundwork.services.notifications.sink_messages import Composer
 from groundwork.workflows.notifications import (
     PERMANENT_FAILURE,
     DeliveryRequest,

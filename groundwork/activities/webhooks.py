@@ -17,14 +17,14 @@ from groundwork import __version__
 from groundwork.config import Settings
 from groundwork.domain import webhooks as rules
 from groundwork.domain.errors import GroundworkError
-from groundwork.domain.notifications import ENDPOINT_DISABLED
+from groundwork.domain.notifications.inbox import ENDPOINT_DISABLED
 from groundwork.domain.times import format_timestamp
-from groundwork.observability import metrics
-from groundwork.persistence.repositories import outbox
 from groundwork.persistence.repositories import webhooks as repo
-from groundwork.secrets_keyring import KeyRing, KeyRingError
-from groundwork.services import webhook_targets
-from groundwork.services.secrets_at_rest import open_webhook_secret
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.platform import http_targets as webhook_targets
+from groundwork.platform.observability import metrics
+from groundwork.platform.secrets.keyring import KeyRing, KeyRingError
+from groundwork.services.webhooks.secrets import open_webhook_secret
 from groundwork.workflows.webhooks import AttemptRequest, AttemptResult
 
 log = logging.getLogger("groundwork.webhooks")

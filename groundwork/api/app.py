@@ -31,32 +31,33 @@ from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
 from groundwork.api.internal.context_engine import ContextContributionController, ContextProviderController
-from groundwork.api.internal.corpus import CorpusSourceController
+from groundwork.api.internal.evidence_search import CorpusSourceController
 from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.api.openapi_problems import document_problems
 from groundwork.api.rate_limit import RateLimitMiddleware, TokenBuckets
-from groundwork.api.rest.connected_apps import ConnectedAppController
 from groundwork.api.rest.context_engine import ContextEngineController, ContextQueryController
-from groundwork.api.rest.context_search import ContextSearchController
 from groundwork.api.rest.enhancement import EnhancementRunController, get_operation
+from groundwork.api.rest.evidence_search import ContextSearchController
 from groundwork.api.rest.health import live, ready
-from groundwork.api.rest.messages import MessageController
 from groundwork.api.rest.metrics import prometheus_metrics
-from groundwork.api.rest.notification_actions import show_action, use_action
-from groundwork.api.rest.notifications import NotificationController
+from groundwork.api.rest.notifications.actions import show_action, use_action
+from groundwork.api.rest.notifications.inbox import NotificationController
+from groundwork.api.rest.notifications.threads import MessageController
+from groundwork.api.rest.tenancy.connected_apps import ConnectedAppController
 from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
 from groundwork.api.rest.work_items import ProjectController, WorkItemController
 from groundwork.api.temporal import TemporalMiddleware
 from groundwork.config import Settings
-from groundwork.domain.principals import Principal
-from groundwork.garbage_collection import settle_after_startup
-from groundwork.observability import tracing
-from groundwork.observability.http import observe_litestar
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
+from groundwork.platform.caches.serving import serving_caches
+from groundwork.platform.garbage_collection import settle_after_startup
+from groundwork.platform.observability import tracing
+from groundwork.platform.observability.http import observe_litestar
+from groundwork.platform.search_replica import replica as search_replica
+from groundwork.platform.temporal.client import TemporalConnection
 from groundwork.search import corpus_index
-from groundwork.services import run_waits, search_replica
-from groundwork.services.serving_caches import serving_caches
-from groundwork.services.temporal import TemporalConnection
+from groundwork.services.enhancement import run_waits
 
 # How every Groundwork API server runs under uvicorn: the uvloop event loop and the httptools parser
 # (C implementations; uvicorn's defaults fall back to pure Python when they are missing). A stopping server

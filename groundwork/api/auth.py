@@ -9,10 +9,10 @@ from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from groundwork.api.rate_limit import TokenBuckets, client_address, refuse_if_waiting
-from groundwork.domain.connected_apps import scope_refusal
 from groundwork.domain.errors import NotFound, Unauthenticated
-from groundwork.domain.principals import Principal
-from groundwork.services import api_keys
+from groundwork.domain.tenancy.connected_apps import scope_refusal
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.tenancy import api_keys
 
 # Routes anyone may reach: probes, API docs, and the GraphiQL page (its queries still need a key).
 PUBLIC_PATHS = ("/health/", "/schema")

@@ -18,7 +18,7 @@ from litestar.exceptions import (
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
 from groundwork.domain.errors import GroundworkError, UnusableValue
-from groundwork.services.outages import unavailable
+from groundwork.platform.outages import unavailable
 
 log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"

@@ -18,12 +18,12 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwork.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused, PayloadTooLarge, ServiceUnavailable
 from groundwork.domain.idempotency import check_key, fingerprint
-from groundwork.domain.principals import Principal
-from groundwork.persistence.repositories import idempotency as store
-from groundwork.secrets_keyring import KeyRing, KeyRingError
-from groundwork.services import request_results
-from groundwork.services.idempotency_claims import complete_quietly, held, release_quietly
-from groundwork.services.secrets_at_rest import open_answer, seal_answer
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.persistence.repositories.platform import idempotency as store
+from groundwork.platform.idempotency import request_results
+from groundwork.platform.idempotency.claims import complete_quietly, held, release_quietly
+from groundwork.platform.secrets.at_rest import open_answer, seal_answer
+from groundwork.platform.secrets.keyring import KeyRing, KeyRingError
 
 REPLAY_HEADER = "Idempotent-Replayed"
 

@@ -12,7 +12,7 @@ from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from groundwork.domain.errors import RateLimited
-from groundwork.domain.principals import Principal
+from groundwork.domain.tenancy.principals import Principal
 
 
 @dataclass

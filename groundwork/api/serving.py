@@ -12,8 +12,8 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from groundwork.api.app import SERVER_OPTIONS
-from groundwork.observability.logs import logging_config
-from groundwork.observability.metrics import multiprocess_dir
+from groundwork.platform.observability.logs import logging_config
+from groundwork.platform.observability.metrics import multiprocess_dir
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:

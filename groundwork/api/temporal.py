@@ -6,7 +6,7 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from groundwork.services.temporal import TemporalConnection, release_connection, use_connection
+from groundwork.platform.temporal.client import TemporalConnection, release_connection, use_connection
 
 
 class TemporalMiddleware(ASGIMiddleware):

@@ -10,18 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groundwork.demo import catalog
-from groundwork.domain.principals import Principal
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import format_timestamp
-from groundwork.persistence.repositories import context_engine as repo
-from groundwork.persistence.repositories import corpus as corpus_repo
-from groundwork.persistence.repositories import tenancy
-from groundwork.services.context_contributions import (
+from groundwork.persistence.repositories.context_engine import packages as repo
+from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.services.context_engine.contributions import (
     ProviderRegistration,
     contribute_in_process,
     receive_contribution,
     register_provider,
 )
-from groundwork.services.context_providers import ProvidersRun, run_builtin_providers
+from groundwork.services.context_engine.providers import ProvidersRun, run_builtin_providers
 
 FINANCIAL_PROVIDER = ProviderRegistration("finance-ledger", "financial", ["risks", "findings"], "advisory")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundwork.demo import catalog
-from groundwork.persistence.repositories import corpus as repo
-from groundwork.services.corpus_admin import IngestReport, collect_files, ingest_files
+from groundwork.persistence.repositories.evidence_search import corpus as repo
+from groundwork.services.evidence_search.admin import IngestReport, collect_files, ingest_files
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 DEMO_OWNER = "demo"

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from groundwork.config import Settings
 from groundwork.demo import catalog
-from groundwork.domain.notifications import MESSAGE_POSTED
-from groundwork.domain.principals import Principal
-from groundwork.domain.scopes import ALL_SCOPES
+from groundwork.domain.notifications.inbox import MESSAGE_POSTED
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.domain.tenancy.scopes import ALL_SCOPES
 from groundwork.persistence import db
-from groundwork.persistence.repositories import notifications as notification_repo
-from groundwork.persistence.repositories import outbox, tenancy
-from groundwork.services import messages
-from groundwork.services.notification_fanout import notify, source_event
-from groundwork.services.notifications import change_notification
+from groundwork.persistence.repositories.notifications import inbox as notification_repo
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.services.notifications import threads as messages
+from groundwork.services.notifications.fanout import notify, source_event
+from groundwork.services.notifications.inbox import change_notification
 
 THREAD_TITLE = "PAY: settlement file timeouts before the cut-over"
 CONVERSATION = (

@@ -8,8 +8,9 @@ from groundwork.demo.context import seed_demo_context
 from groundwork.demo.corpus import seed_demo_corpus
 from groundwork.demo.notifications import seed_demo_notifications
 from groundwork.persistence import db
-from groundwork.persistence.repositories import tenancy, work_items
-from groundwork.services import api_keys
+from groundwork.persistence.repositories import work_items
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.services.tenancy import api_keys
 
 
 async def seed_demo_data() -> bool:

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import tantivy
 
-from groundwork.domain.corpus import QueryClause
+from groundwork.domain.evidence_search.corpus import QueryClause
 
 INDEX_TOKENIZER = "en_stem"
 

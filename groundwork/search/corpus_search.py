@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import tantivy
 
-from groundwork.domain.corpus import MAX_REACHABLE_HITS
+from groundwork.domain.evidence_search.corpus import MAX_REACHABLE_HITS
 from groundwork.search.analysis import AnalyzedClause
 
 # What a word matching the document's structure is worth, as a multiple of its idf in that field: the

@@ -408,10 +408,7 @@ def configure(index_dir: Path) -> None:
 
 
 def index_dir() -> Path:
-    """The configured index directory (else `$GROUNDWORK_INDEX_DIR`, else the data dir's `index/`)."""
-    if _configured_dir is not None:
-        return _configured_dir
-    from groundwork.config import default_data_dir
-
-    env = os.environ.get("GROUNDWORK_INDEX_DIR")
-    return Path(env) if env else default_data_dir() / "index"
+    """The index directory this process was configured with (`Settings.index_dir`, given at start)."""
+    if _configured_dir is None:
+        raise RuntimeError("the search index directory is not configured: call corpus_index.configure() first")
+    return _configured_dir

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import tantivy
 
-from groundwork.domain.corpus import SOURCE_KINDS, QueryClause
-from groundwork.persistence.repositories import corpus as repo
+from groundwork.domain.evidence_search.corpus import SOURCE_KINDS, QueryClause
+from groundwork.persistence.repositories.evidence_search import corpus as repo
 from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlighter
 from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index, read_record
 from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page

@@ -20,8 +20,8 @@ from typing import IO
 
 import httpx
 
-from groundwork.secrets_keyring import ENV_VARIABLE as SECRET_KEY_VARIABLE
-from groundwork.secrets_keyring import ensure_key_file
+from groundwork.platform.secrets.keyring import ENV_VARIABLE as SECRET_KEY_VARIABLE
+from groundwork.platform.secrets.keyring import ensure_key_file
 from groundwork.stack.postgres import EmbeddedPostgres, start_postgres
 from groundwork.stack.temporal_dev import TemporalDevServer, TemporalStartError, die_with_parent
 

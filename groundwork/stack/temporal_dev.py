@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from groundwork.temporal_search_attributes import SEARCH_ATTRIBUTES
+from groundwork.workflows.search_attributes import SEARCH_ATTRIBUTES
 
 _PR_SET_PDEATHSIG = 1
 # Resolved before any fork: looking a symbol up inside a forked child can deadlock on the loader lock.

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import RetryPolicy, SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
-WORKSPACE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
-SUBJECT = SearchAttributeKey.for_keyword("GroundworkSubject")
+from groundwork.workflows.search_attributes import SUBJECT, WORKSPACE
+
 PROVIDERS_SCHEDULE_ID = "groundwork-context-providers"
 PROVIDERS_INTERVAL = timedelta(minutes=15)
 _TIMEOUT = timedelta(minutes=5)

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import RetryPolicy, SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
+
+from groundwork.workflows.search_attributes import STATE, TARGET, WORKSPACE
 
 with workflow.unsafe.imports_passed_through():
     from groundwork.domain.enhancement.model import (
@@ -41,9 +43,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from groundwork.domain.errors import ValidationFailed
 
-WORKSPACE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
-TARGET = SearchAttributeKey.for_keyword("GroundworkTarget")
-STATE = SearchAttributeKey.for_keyword("GroundworkState")
 
 # Histories with this marker run actions concurrently and apply through an activity of the Update.
 PATCH = "enhancement-depth"

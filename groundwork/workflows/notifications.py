@@ -13,13 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-WORKSPACE_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
-RECIPIENT_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkRecipient")
-CHANNEL_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkChannel")
-STATUS_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkDeliveryStatus")
+from groundwork.workflows.search_attributes import DELIVERY_STATUS
 
 # The error type of a send that can never succeed (no SMTP server configured, address refused, 4xx from chat).
 PERMANENT_FAILURE = "permanent_delivery_failure"
@@ -122,7 +119,7 @@ async def _send(
             start_to_close_timeout=timedelta(seconds=30),
             retry_policy=_RECORD_RETRY,
         )
-    workflow.upsert_search_attributes([STATUS_ATTRIBUTE.value_set(outcome.status)])
+    workflow.upsert_search_attributes([DELIVERY_STATUS.value_set(outcome.status)])
     return outcome
 
 

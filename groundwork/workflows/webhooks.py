@@ -5,19 +5,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.common import RetryPolicy
+
+from groundwork.workflows.search_attributes import DELIVERY_STATUS
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import BaseModel
 
-    from groundwork.config import Settings
     from groundwork.domain import webhooks as rules
     from groundwork.domain.webhooks import jittered
 
-ENDPOINT_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkEndpoint")
-EVENT_TYPE_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkEventType")
-STATUS_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkDeliveryStatus")
-WORKSPACE_ATTRIBUTE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
 
 # An attempt that cannot even be recorded (PostgreSQL down) is retried by Temporal until it can.
 _ATTEMPT_RETRY = RetryPolicy(
@@ -43,15 +40,6 @@ class DeliveryPolicy(BaseModel):
     allow_private: bool = False
     disable_after_seconds: float = rules.DISABLE_AFTER_SECONDS
     timeout_seconds: float = rules.ATTEMPT_TIMEOUT_SECONDS
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> DeliveryPolicy:
-        """The policy a process's settings describe."""
-        return cls(
-            schedule=list(settings.webhook_schedule),
-            allow_private=settings.webhook_allow_private,
-            disable_after_seconds=settings.webhook_disable_after_seconds,
-        )
 
 
 class DeliveryRequest(BaseModel):
@@ -149,4 +137,4 @@ class WebhookDeliveryWorkflow:
     def _set_status(self, status: str) -> None:
         if status != self._status:
             self._status = status
-            workflow.upsert_search_attributes([STATUS_ATTRIBUTE.value_set(status)])
+            workflow.upsert_search_attributes([DELIVERY_STATUS.value_set(status)])

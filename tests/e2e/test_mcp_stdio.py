@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
 from tests.conftest import Workspace, idem, tool_json
-from tests.integration.search.helpers import contribute
+from tests.integration.evidence_search.helpers import contribute
 
 
 async def test_stdio_server_answers_as_the_keys_principal(

@@ -29,11 +29,11 @@ from groundwork.api.app import create_app, create_internal_app
 from groundwork.api.graphql.schema import GraphQLController, schema
 from groundwork.api.mcp.server import build_mcp_server
 from groundwork.config import Settings
-from groundwork.domain.scopes import ALL_SCOPES
+from groundwork.domain.tenancy.scopes import ALL_SCOPES
 from groundwork.domain.times import format_timestamp
-from groundwork.persistence.repositories import tenancy
-from groundwork.services import api_keys
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.services.tenancy import api_keys
+from groundwork.worker import outbox_relay
 from tests.conftest import Workspace, idem, mcp_session
 from tests.reliability import authorization_matrix as matrix
 
@@ -197,7 +197,7 @@ async def victim(
                 headers=a.headers(alice, **idem()),
             )
         )
-        await OutboxRelay(temporal_client, settings).run_once()
+        await outbox_relay(temporal_client, settings).run_once()
         [notification] = (await client.get("/api/v1/notifications", headers=a.headers(bob))).json()["data"]
         read = _ok(
             await client.post(

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from standardwebhooks import Webhook
 
-from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories.platform import outbox
 from tests.conftest import Workspace, idem, mcp_session, tool_json
 from tests.integration.enhancement.conftest import create_run
 from tests.integration.notifications.conftest import People, command

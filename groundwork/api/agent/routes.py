@@ -6,8 +6,8 @@ from typing import Any
 
 from litestar import Controller, Request, get
 
-from groundwork.domain.principals import Principal
-from groundwork.services import agent_read_models as service
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.context_engine import agent_read_models as service
 
 READ = {"scope": "agent:read"}
 

@@ -9,9 +9,9 @@ from litestar import Request
 from strawberry.litestar import BaseContext
 from strawberry.types import Info
 
-from groundwork.domain.connected_apps import scope_refusal
 from groundwork.domain.errors import GroundworkError, Unauthenticated
-from groundwork.domain.principals import Principal
+from groundwork.domain.tenancy.connected_apps import scope_refusal
+from groundwork.domain.tenancy.principals import Principal
 
 
 class GraphQLContext(BaseContext, kw_only=True):

@@ -12,7 +12,10 @@ from typing import Any, TypeVar
 import strawberry
 from strawberry.types import Info
 
-from groundwork.api.context_resources import (
+from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.evidence_search import ContextEngineSubjectInput
+from groundwork.api.graphql.work_items import PageInfo
+from groundwork.api.resources.context_engine import (
     briefing_resource,
     evidence_resource,
     overview_resource,
@@ -20,11 +23,8 @@ from groundwork.api.context_resources import (
     provider_resource,
     search_resource,
 )
-from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
-from groundwork.api.graphql.context_search import ContextEngineSubjectInput
-from groundwork.api.graphql.work_items import PageInfo
 from groundwork.domain.errors import GroundworkError
-from groundwork.services import context_engine as service
+from groundwork.services.context_engine import reads as service
 
 READ = "context-engine:read"
 T = TypeVar("T")

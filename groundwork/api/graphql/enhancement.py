@@ -11,13 +11,13 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
 from groundwork.api.graphql.operations import Operation
-from groundwork.api.resources import artifact_resource, run_resource
-from groundwork.domain.connected_apps import scope_refusal
+from groundwork.api.resources.enhancement import artifact_resource, run_resource
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError, Unauthenticated
-from groundwork.domain.principals import Principal
-from groundwork.services import enhancement as service
-from groundwork.services.idempotent_calls import call_once
+from groundwork.domain.tenancy.connected_apps import scope_refusal
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.platform.idempotency.calls import call_once
+from groundwork.services.enhancement import runs as service
 
 
 @strawberry.type

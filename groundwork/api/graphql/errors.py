@@ -10,7 +10,7 @@ from strawberry.extensions import MaskErrors
 
 from groundwork.api.graphql.limits import refusal_code
 from groundwork.domain.errors import GroundworkError, UnusableValue
-from groundwork.services.outages import unavailable
+from groundwork.platform.outages import unavailable
 
 log = logging.getLogger("groundwork.api.graphql")
 

@@ -17,16 +17,16 @@ from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, req
 from groundwork.api.graphql.enhancement import MutationError, mutation_errors
 from groundwork.api.graphql.operations import Operation
 from groundwork.api.graphql.work_items import PageInfo
-from groundwork.api.notification_resources import history_entry, notification_resource, proposal_resource
+from groundwork.api.resources.notifications import history_entry, notification_resource, proposal_resource
 from groundwork.domain.errors import GroundworkError
-from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
+from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
 from groundwork.domain.pagination import encode_cursor
-from groundwork.domain.principals import Principal
-from groundwork.services import notification_proposals as proposals
-from groundwork.services import notifications as service
-from groundwork.services import operations
-from groundwork.services.idempotent_calls import call_once
-from groundwork.services.notification_summary import summary
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.platform.idempotency.calls import call_once
+from groundwork.services.notifications import inbox as service
+from groundwork.services.notifications import proposals
+from groundwork.services.notifications.summary import summary
+from groundwork.services.operations import status as operations
 
 PREVIEW = "Contract v0.2 (preview). "
 

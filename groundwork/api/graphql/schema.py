@@ -11,8 +11,8 @@ from litestar.enums import MediaType
 from strawberry.litestar import make_graphql_controller
 
 from groundwork.api.graphql import context_engine as ce
-from groundwork.api.graphql import context_search as cs
 from groundwork.api.graphql import enhancement as en
+from groundwork.api.graphql import evidence_search as cs
 from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter

@@ -11,7 +11,7 @@ from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, req
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.work_items import WorkItem as WorkItemRecord
 from groundwork.domain.work_items import format_version
-from groundwork.services import work_items as service
+from groundwork.services.work_items import items as service
 
 
 @strawberry.type

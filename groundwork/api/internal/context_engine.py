@@ -12,9 +12,9 @@ import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
 
-from groundwork.api.context_resources import contribution_resource, internal_provider_resource
-from groundwork.domain.principals import Principal
-from groundwork.services import context_contributions as service
+from groundwork.api.resources.context_engine import contribution_resource, internal_provider_resource
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.context_engine import contributions as service
 
 CONTRIBUTE = {"scope": "context-engine:contribute", "idempotent": True, "internal": True}
 INSPECT = {"scope": "context-engine:contribute", "internal": True}

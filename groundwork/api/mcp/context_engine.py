@@ -10,7 +10,9 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 
-from groundwork.api.context_resources import (
+from groundwork.api.mcp.evidence_search import SubjectRef
+from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
+from groundwork.api.resources.context_engine import (
     briefing_resource,
     evidence_resource,
     overview_resource,
@@ -18,10 +20,8 @@ from groundwork.api.context_resources import (
     provider_resource,
     search_resource,
 )
-from groundwork.api.mcp.context_search import SubjectRef
-from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
 from groundwork.domain.errors import GroundworkError
-from groundwork.services import context_engine as service
+from groundwork.services.context_engine import reads as service
 
 READ = "context-engine:read"
 T = TypeVar("T")

@@ -8,11 +8,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
-from groundwork.api.resources import artifact_resource, draft_resource, run_resource
+from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_resource
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
-from groundwork.services import enhancement as service
-from groundwork.services.idempotent_calls import call_once
+from groundwork.platform.idempotency.calls import call_once
+from groundwork.services.enhancement import runs as service
 
 # Creating a run or running an action adds proposals but changes no work item.
 PROPOSES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)

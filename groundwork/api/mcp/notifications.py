@@ -13,7 +13,7 @@ from mcp.types import ToolAnnotations
 
 from groundwork.api.mcp.enhancement import StoredError
 from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
-from groundwork.api.notification_resources import (
+from groundwork.api.resources.notifications import (
     message_resource,
     notification_detail,
     notification_resource,
@@ -21,14 +21,14 @@ from groundwork.api.notification_resources import (
     thread_resource,
 )
 from groundwork.domain.errors import FieldError, GroundworkError, ValidationFailed
-from groundwork.domain.notifications import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
-from groundwork.domain.principals import Principal
-from groundwork.services import messages, operations
-from groundwork.services import notification_preferences as preferences
-from groundwork.services import notification_proposals as proposals
-from groundwork.services import notifications as service
-from groundwork.services.idempotent_calls import call_once
-from groundwork.services.notification_summary import summary
+from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.platform.idempotency.calls import call_once
+from groundwork.services.notifications import inbox as service
+from groundwork.services.notifications import preferences, proposals
+from groundwork.services.notifications import threads as messages
+from groundwork.services.notifications.summary import summary
+from groundwork.services.operations import status as operations
 
 # A draft persists a proposal but changes no notification.
 DRAFTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)

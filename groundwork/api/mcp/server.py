@@ -18,7 +18,6 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
-from groundwork.domain.connected_apps import scope_refusal
 from groundwork.domain.errors import (
     FieldError,
     GroundworkError,
@@ -27,8 +26,9 @@ from groundwork.domain.errors import (
     Unauthenticated,
     UnusableValue,
 )
-from groundwork.domain.principals import Principal
-from groundwork.services.outages import unavailable
+from groundwork.domain.tenancy.connected_apps import scope_refusal
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.platform.outages import unavailable
 
 log = logging.getLogger(__name__)
 # Set by the /mcp mount handler for HTTP, or once at start for stdio.
@@ -125,8 +125,8 @@ def build_mcp_server() -> MCPServer:
 
     # Each service registers its tools from its own module (imported here: they import `caller` from this one).
     from groundwork.api.mcp.context_engine import register_context_engine_tools
-    from groundwork.api.mcp.context_search import register_context_search_tools
     from groundwork.api.mcp.enhancement import register_enhancement_tools
+    from groundwork.api.mcp.evidence_search import register_context_search_tools
     from groundwork.api.mcp.notifications import register_notification_tools
     from groundwork.api.mcp.work_items import register_work_item_tools
 

@@ -10,10 +10,10 @@ from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.config import Settings
 from groundwork.domain.errors import GroundworkError
 from groundwork.persistence import db
+from groundwork.platform.search_replica import replica as search_replica
+from groundwork.platform.temporal.client import TemporalConnection, use_connection
 from groundwork.search import corpus_index
-from groundwork.services import search_replica
-from groundwork.services.api_keys import resolve_key
-from groundwork.services.temporal import TemporalConnection, use_connection
+from groundwork.services.tenancy.api_keys import resolve_key
 
 
 def run_stdio(dsn: str, api_key: str, index_dir: Path) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 
 from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
-from groundwork.api.resources import project_resource, work_item_resource
+from groundwork.api.resources.enhancement import project_resource, work_item_resource
 from groundwork.domain.errors import GroundworkError
-from groundwork.services import work_items as work_item_service
+from groundwork.services.work_items import items as work_item_service
 
 
 def register_work_item_tools(mcp: MCPServer) -> None:

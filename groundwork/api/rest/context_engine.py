@@ -9,7 +9,8 @@ from litestar import Controller, Request, get, post
 from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import Parameter
 
-from groundwork.api.context_resources import (
+from groundwork.api.documented import SEARCHABLE, text
+from groundwork.api.resources.context_engine import (
     briefing_resource,
     evidence_resource,
     overview_resource,
@@ -17,14 +18,13 @@ from groundwork.api.context_resources import (
     provider_resource,
     search_resource,
 )
-from groundwork.api.documented import SEARCHABLE, text
-from groundwork.api.rest.context_search import SubjectRefBody
+from groundwork.api.rest.evidence_search import SubjectRefBody
 from groundwork.domain.context_engine.model import CONTRIBUTION_TYPES, PACKAGE_STATUSES
-from groundwork.domain.corpus import MAX_QUERY_CHARS
 from groundwork.domain.errors import FieldError, InvalidRequest
+from groundwork.domain.evidence_search.corpus import MAX_QUERY_CHARS
 from groundwork.domain.pagination import MAX_LIMIT
-from groundwork.domain.principals import Principal
-from groundwork.services import context_engine as service
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.context_engine import reads as service
 
 READ = {"scope": "context-engine:read"}
 

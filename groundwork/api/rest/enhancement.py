@@ -11,7 +11,7 @@ from litestar.params import Parameter
 
 from groundwork.api.documented import documented
 from groundwork.api.encoded_json import EncodedJSON
-from groundwork.api.resources import artifact_resource, draft_resource, run_document, run_resource
+from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_document, run_resource
 from groundwork.domain.enhancement.model import (
     ACTIONS,
     MAX_ACTIONS,
@@ -20,9 +20,9 @@ from groundwork.domain.enhancement.model import (
     SCOPE_READ,
     SCOPE_RUN,
 )
-from groundwork.domain.principals import Principal
-from groundwork.services import enhancement as service
-from groundwork.services import operations
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.enhancement import runs as service
+from groundwork.services.operations import status as operations
 
 READ = {"scope": SCOPE_READ}
 # The range (0-30) is checked by the service, so every transport answers 422 `validation_failed` alike.

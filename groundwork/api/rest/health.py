@@ -10,7 +10,7 @@ from litestar.openapi import ResponseSpec
 
 from groundwork.domain.errors import ServiceUnavailable
 from groundwork.persistence import db
-from groundwork.services.search_replica import search_replica_state
+from groundwork.platform.search_replica.replica import search_replica_state
 
 
 @get("/health/live", opt={"auth": "public"}, summary="The process is up")

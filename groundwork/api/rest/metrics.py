@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from litestar import Response, get
 
-from groundwork.services.operational_metrics import metrics_text
+from groundwork.platform.observability.gauges import metrics_text
 
 
 @get("/metrics", opt={"auth": "public"}, summary="Prometheus metrics of this API process", include_in_schema=False)

@@ -9,7 +9,7 @@ from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 
 from groundwork.api.documented import HTTP_URL, documented
-from groundwork.domain.principals import Principal
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import timestamp
 from groundwork.domain.webhooks import (
     DELIVERY_STATUSES,
@@ -19,7 +19,7 @@ from groundwork.domain.webhooks import (
     SERVICE_PREFIXES,
     TEST_EVENT,
 )
-from groundwork.services import webhooks as service
+from groundwork.services.webhooks import endpoints as service
 
 MANAGE = {"scope": "webhooks:manage"}
 MANAGE_WRITE = {"scope": "webhooks:manage", "idempotent": True}

@@ -9,10 +9,10 @@ from litestar import Controller, Request, get, patch, post
 from litestar.params import Parameter
 
 from groundwork.api.documented import documented, text
-from groundwork.api.resources import change_resource, project_resource, work_item_resource
-from groundwork.domain.principals import Principal
+from groundwork.api.resources.enhancement import change_resource, project_resource, work_item_resource
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.work_items import FIELD_NAMES, MAX_ESTIMATE, MAX_TEXT_FIELD, MAX_TITLE, NUMBER_FIELDS, STATUSES
-from groundwork.services import work_items as service
+from groundwork.services.work_items import items as service
 
 READ = {"scope": "work-items:read"}
 WRITE = {"scope": "work-items:write"}

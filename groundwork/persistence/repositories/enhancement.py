@@ -12,7 +12,7 @@ from groundwork.domain.enhancement.model import ActionOutput, DraftState, Eviden
 from groundwork.domain.ids import new_id
 from groundwork.domain.work_items import WorkItem
 from groundwork.persistence import db
-from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.work_items import work_item_of
 
 

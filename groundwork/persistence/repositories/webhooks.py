@@ -196,79 +196,56 @@ async def replace_secrets(endpoint_id: str, old: StoredSecrets, new: StoredSecre
 # ---------------------------------------------------------------------------------------------- the relay
 
 
-ClaimedEvents = Callable[[list[dict[str, Any]]], Awaitable[None]]
+async def create_deliveries(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Create the deliveries of claimed outbox events (call inside the claim's transaction).
 
-
-async def dispatch_outbox_batch(
-    limit: int, *, on_claimed: ClaimedEvents | None = None
-) -> tuple[int, list[dict[str, Any]]]:
-    """Claim undispatched events (SKIP LOCKED), create their deliveries and mark them dispatched.
-
-    Returns how many events were claimed and the deliveries created now (a delivery that already
-    existed, because an earlier relay got this far and crashed before its commit, is not returned).
     An event goes to each enabled endpoint that subscribes to it and whose owner may see what it is
-    about now; a disabled endpoint gets nothing (its events are not kept for later).
-    `on_claimed(events)` runs inside the claim's transaction (notifications are created there), so
-    whatever it writes commits with `dispatched_at` or not at all.
+    about now; a disabled endpoint gets nothing (its events are not kept for later). Returns the
+    deliveries created now (a delivery that already existed, because an earlier relay got this far and
+    crashed before its commit, is not returned).
     """
-    async with db.transaction():
-        events = await db.fetch(
-            "SELECT id, event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, occurred_at,"
-            " project_id, private_to FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"
-            " FOR UPDATE SKIP LOCKED",
-            limit,
+    endpoints = await db.fetch(
+        "SELECT e.id, e.workspace_id, e.event_types, e.created_by, coalesce(p.is_admin, false) AS owner_is_admin"
+        " FROM webhook_endpoints e"
+        " LEFT JOIN principals p ON p.id = e.created_by AND p.workspace_id = e.workspace_id"
+        " WHERE e.enabled AND e.workspace_id = ANY($1::text[])",
+        list({e["workspace_id"] for e in events}),
+    )
+    subscribed = [
+        (event, endpoint)
+        for event in events
+        for endpoint in endpoints
+        if endpoint["workspace_id"] == event["workspace_id"] and subscribes(endpoint["event_types"], event["type"])
+    ]
+    owners = await _endpoint_owners(subscribed)
+    pairs = [
+        (event, endpoint)
+        for event, endpoint in subscribed
+        if endpoint_may_receive(
+            owners[endpoint["id"]],
+            event_type=event["type"],
+            project_id=event["project_id"],
+            private_to=event["private_to"],
         )
-        if not events:
-            return 0, []
-        if on_claimed is not None:
-            await on_claimed([dict(e) for e in events])
-        endpoints = await db.fetch(
-            "SELECT e.id, e.workspace_id, e.event_types, e.created_by, coalesce(p.is_admin, false) AS owner_is_admin"
-            " FROM webhook_endpoints e"
-            " LEFT JOIN principals p ON p.id = e.created_by AND p.workspace_id = e.workspace_id"
-            " WHERE e.enabled AND e.workspace_id = ANY($1::text[])",
-            list({e["workspace_id"] for e in events}),
-        )
-        subscribed = [
-            (event, endpoint)
-            for event in events
-            for endpoint in endpoints
-            if endpoint["workspace_id"] == event["workspace_id"] and subscribes(endpoint["event_types"], event["type"])
-        ]
-        owners = await _endpoint_owners(subscribed)
-        pairs = [
-            (event, endpoint)
-            for event, endpoint in subscribed
-            if endpoint_may_receive(
-                owners[endpoint["id"]],
-                event_type=event["type"],
-                project_id=event["project_id"],
-                private_to=event["private_to"],
-            )
-        ]
-        created: list[dict[str, Any]] = []
-        if pairs:
-            rows = await db.fetch(
-                f"""
-                INSERT INTO webhook_deliveries
-                    (id, workflow_id, workspace_id, endpoint_id, event_id, event_type)
-                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-                ON CONFLICT (event_id, endpoint_id) DO NOTHING
-                RETURNING {_START_COLUMNS}
-                """,
-                [new_id("whd") for _ in pairs],
-                [delivery_workflow_id(ev["event_id"], ep["id"]) for ev, ep in pairs],
-                [ev["workspace_id"] for ev, _ in pairs],
-                [ep["id"] for _, ep in pairs],
-                [ev["event_id"] for ev, _ in pairs],
-                [ev["type"] for ev, _ in pairs],
-            )
-            created = [dict(r) for r in rows]
-        await db.execute(
-            "UPDATE outbox SET dispatched_at = clock_timestamp() WHERE id = ANY($1::bigint[])",
-            [e["id"] for e in events],
-        )
-        return len(events), created
+    ]
+    if not pairs:
+        return []
+    rows = await db.fetch(
+        f"""
+        INSERT INTO webhook_deliveries
+            (id, workflow_id, workspace_id, endpoint_id, event_id, event_type)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+        ON CONFLICT (event_id, endpoint_id) DO NOTHING
+        RETURNING {_START_COLUMNS}
+        """,
+        [new_id("whd") for _ in pairs],
+        [delivery_workflow_id(ev["event_id"], ep["id"]) for ev, ep in pairs],
+        [ev["workspace_id"] for ev, _ in pairs],
+        [ep["id"] for _, ep in pairs],
+        [ev["event_id"] for ev, _ in pairs],
+        [ev["type"] for ev, _ in pairs],
+    )
+    return [dict(r) for r in rows]
 
 
 async def _endpoint_owners(subscribed: list[tuple[Any, Any]]) -> dict[str, EndpointOwner]:

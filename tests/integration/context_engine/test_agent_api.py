@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from groundwork.services.context_providers import run_builtin_providers
+from groundwork.services.context_engine.providers import run_builtin_providers
 from tests.conftest import Workspace, idem
 from tests.integration.context_engine.helpers import body, contribute, get, register
 

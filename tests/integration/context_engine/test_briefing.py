@@ -9,13 +9,13 @@ from typing import Any
 import httpx
 
 from groundwork.config import Settings
+from groundwork.platform.search_replica.package_projection import catch_up_package_index
 from groundwork.search import corpus_index
 from groundwork.search.package_index import package_index
-from groundwork.services.package_indexing import catch_up_package_index
 from tests.conftest import Workspace, idem, mcp_session, tool_json
 from tests.integration.context_engine.helpers import body, brief, contribute, engagement_of, evidence, get, register
-from tests.integration.search.helpers import contribute as contribute_source
-from tests.integration.search.helpers import search
+from tests.integration.evidence_search.helpers import contribute as contribute_source
+from tests.integration.evidence_search.helpers import search
 
 QUESTION = "What risks and blockers threaten the quokka migration and the zebra audit?"
 GRAPHQL = """

@@ -8,12 +8,12 @@ from typing import Any
 import httpx
 
 from groundwork.persistence import db
-from groundwork.services.context_providers import run_builtin_providers
+from groundwork.services.context_engine.providers import run_builtin_providers
 from groundwork.worker import ensure_schedules
 from groundwork.workflows.context_engine import PROVIDERS_SCHEDULE_ID
 from tests.conftest import Workspace, idem
 from tests.integration.context_engine.helpers import brief, get, outbox_size
-from tests.integration.search.helpers import contribute as contribute_source
+from tests.integration.evidence_search.helpers import contribute as contribute_source
 
 NOTES = """# Depot rollout steering
 

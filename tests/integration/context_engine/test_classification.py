@@ -7,12 +7,12 @@ from typing import Any
 
 import httpx
 
+from groundwork.platform.search_replica.corpus_projection import catch_up_index
 from groundwork.search.corpus_index import corpus_index
-from groundwork.services.corpus_indexing import catch_up_index
 from tests.conftest import Workspace, idem, mcp_session, tool_json
 from tests.integration.context_engine.helpers import body, brief, contribute, evidence, get, register
-from tests.integration.search.helpers import contribute as contribute_source
-from tests.integration.search.helpers import search
+from tests.integration.evidence_search.helpers import contribute as contribute_source
+from tests.integration.evidence_search.helpers import search
 
 READ = "context-engine:read"
 FINANCIAL = "context-engine:financial"

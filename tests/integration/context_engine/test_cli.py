@@ -11,7 +11,7 @@ import httpx
 from groundwork.persistence import db
 from tests.conftest import Workspace
 from tests.integration.context_engine.helpers import body, context_events, get, register
-from tests.integration.search.test_cli import _groundwork
+from tests.integration.evidence_search.test_cli import _groundwork
 
 
 def _env(settings: Any, *, worker: bool) -> dict[str, str]:

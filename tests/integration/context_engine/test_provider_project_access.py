@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from groundwork.persistence import db
-from groundwork.persistence.repositories import tenancy
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from tests.conftest import Workspace, idem
 from tests.integration.context_engine.helpers import body, context_events, register
 

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from groundwork.persistence.repositories import tenancy
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from tests.conftest import Workspace, idem
 from tests.integration.enhancement.conftest import create_run
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories.platform import outbox
 from tests.conftest import Workspace, idem, serving
 from tests.integration.enhancement.conftest import create_run
 

@@ -11,7 +11,7 @@ from tests.conftest import Workspace
 from tests.integration.context_engine.helpers import body, register
 from tests.integration.context_engine.helpers import contribute as contribute_package
 from tests.integration.enhancement.conftest import create_run
-from tests.integration.search.helpers import contribute
+from tests.integration.evidence_search.helpers import contribute
 
 RUNBOOK = """# Card vault runbook
 

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 
 from groundwork.config import Settings
-from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
-from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
 from tests.conftest import Workspace
 from tests.fakes.chat_completions import Script, chat_completions_endpoint
 from tests.integration.enhancement.conftest import create_run, own_queue

@@ -11,10 +11,10 @@ import httpx
 
 from groundwork.config import Settings
 from groundwork.domain.enhancement.model import MAX_ACTIONS_PER_RUN
-from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
-from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
 from tests.conftest import Workspace, idem, mcp_session, tool_json
 from tests.fakes.chat_completions import Script, chat_completions_endpoint
 from tests.integration.enhancement.conftest import create_run, own_queue, run_action
@@ -41,7 +41,7 @@ async def _abandon(api_key_id: str, key: str) -> None:
 
 
 async def _api_key_id(key: str) -> str:
-    from groundwork.services import api_keys
+    from groundwork.services.tenancy import api_keys
 
     principal = await api_keys.resolve_key(key)
     assert principal is not None

@@ -9,7 +9,7 @@ import httpx
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from groundwork.services.temporal_payloads import data_converter
+from groundwork.platform.temporal.payloads import data_converter
 from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from tests.conftest import Workspace, idem
 from tests.integration.enhancement.conftest import activity_tasks, create_run, run_action

@@ -20,12 +20,12 @@ from groundwork.domain.enhancement.enhancer import EnhancementContext, Enhanceme
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, ActionOutput
 from groundwork.domain.ids import new_id
-from groundwork.enhancers.chat_completions import ChatCompletionsEnhancer
-from groundwork.enhancers.evidence import CorpusEvidence
 from groundwork.persistence import db
 from groundwork.persistence.repositories import enhancement as runs
-from groundwork.persistence.repositories import outbox
-from groundwork.services import enhancement as service
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.services.enhancement import runs as service
+from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
+from groundwork.services.enhancement.evidence import CorpusEvidence
 from groundwork.workflows.enhancement import (
     ActionsRequest,
     EnhancementRunInput,

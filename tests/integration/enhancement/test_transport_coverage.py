@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from groundwork.domain.principals import Principal
+from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
-from groundwork.services import enhancement as service
+from groundwork.services.enhancement import runs as service
 from tests.conftest import Workspace, mcp_session, tool_json
 from tests.integration.enhancement.conftest import create_run
 

@@ -24,8 +24,8 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from groundwork.config import Settings
-from groundwork.services.outbox_relay import OutboxRelay
-from groundwork.worker import build_worker
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.worker import build_worker, outbox_relay
 from tests.conftest import Workspace, free_port, idem
 
 READ_ALL = ["notifications:read", "notifications:write", "notifications:operate"]
@@ -71,7 +71,7 @@ async def people(workspace: Workspace) -> People:
 
 async def relay_pass(temporal_client: Any, settings: Settings) -> None:
     """One pass of the real outbox relay: notifications are created from every undispatched event."""
-    await OutboxRelay(temporal_client, settings).run_once()
+    await outbox_relay(temporal_client, settings).run_once()
 
 
 async def start_thread(
@@ -213,7 +213,7 @@ async def sending(
     )
     worker = build_worker(temporal_client, configured.temporal_task_queue, settings=configured)
     worker_task = asyncio.create_task(worker.run())
-    relay = OutboxRelay(temporal_client, configured, restart_grace_seconds=0.5)
+    relay = outbox_relay(temporal_client, configured, restart_grace_seconds=0.5)
     stop = asyncio.Event()
     relay_task = asyncio.create_task(relay.run(stop))
     yield SendingStack(configured, relay)

@@ -10,9 +10,10 @@ from typing import Any
 import httpx
 
 from groundwork.persistence import db
-from groundwork.persistence.repositories import notification_deliveries
-from groundwork.secrets_keyring import KeyRing
-from groundwork.services.notification_actions import issue_token
+from groundwork.persistence.repositories.notifications import deliveries as notification_deliveries
+from groundwork.platform.secrets.keyring import KeyRing
+from groundwork.services.notifications.actions import issue_token
+from groundwork.services.notifications.fanout import NotificationFanout
 from tests.conftest import idem
 from tests.integration.notifications.conftest import (
     Mailbox,
@@ -214,20 +215,21 @@ async def test_sends_whose_start_was_lost_are_started_by_the_sweep(
 ) -> None:
     await _prefer(client, people, people.bob, _email("bob@example.test"))
     # As if a relay died between its commit and the workflow start: the delivery row exists, no workflow.
-    original = sending.relay.notifications.start_consumed
+    [fanout] = [c for c in sending.relay.consumers if isinstance(c, NotificationFanout)]
+    original = fanout.start_consumed
 
     async def died() -> int:
-        sending.relay.notifications._pending.deliveries.clear()
+        fanout._pending.deliveries.clear()
         return 0
 
-    sending.relay.notifications.start_consumed = died  # type: ignore[method-assign]
+    fanout.start_consumed = died  # type: ignore[method-assign]
     try:
         await start_thread(client, people, people.alice, [people.bob], "lost start")
         [notification] = await _notified(client, people, people.bob)
         [delivery] = await notification_deliveries.deliveries_of(notification["id"])
         assert delivery["workflow_started_at"] is None
     finally:
-        sending.relay.notifications.start_consumed = original  # type: ignore[method-assign]
+        fanout.start_consumed = original  # type: ignore[method-assign]
     [mail] = await mailbox.wait_for(1, timeout=20)
     assert mail["X-Groundwork-Notification"] == notification["id"]
 

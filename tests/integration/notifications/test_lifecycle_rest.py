@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from groundwork.persistence.repositories import outbox
+from groundwork.persistence.repositories.platform import outbox
 from tests.conftest import idem, lose_the_answer
 from tests.integration.notifications.conftest import People, command, inbox
 

@@ -15,10 +15,9 @@ from standardwebhooks import Webhook
 
 from groundwork.config import Settings
 from groundwork.persistence import db
-from groundwork.persistence.repositories import outbox
-from groundwork.persistence.repositories import webhooks as webhook_repo
-from groundwork.services.notification_fanout import NotificationFanout
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.services.notifications.fanout import NotificationFanout
 from tests.conftest import idem
 from tests.integration.enhancement.conftest import DESCRIPTION, create_run
 from tests.integration.notifications.conftest import People, inbox, relay_pass, start_thread, wait_until
@@ -202,7 +201,7 @@ async def test_a_relay_dying_inside_its_claim_loses_nothing_and_the_next_pass_no
         raise ConnectionError("relay lost its database connection before the commit")
 
     with pytest.raises(ConnectionError):
-        await webhook_repo.dispatch_outbox_batch(500, on_claimed=consume_then_die)
+        await outbox.claim_batch(500, on_claimed=consume_then_die)
     assert (await inbox(client, people, people.bob))["data"] == []
     [event] = [e for e in await outbox.events_for_workspace(people.workspace.id) if e["type"] == "message.posted"]
     assert event["dispatched_at"] is None

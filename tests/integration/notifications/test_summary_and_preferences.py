@@ -11,8 +11,8 @@ from groundwork.demo import catalog
 from groundwork.demo.notifications import seed_demo_notifications
 from groundwork.demo.seed import seed_demo_data
 from groundwork.persistence import db
-from groundwork.persistence.repositories import notifications as notification_repo
-from groundwork.persistence.repositories import tenancy
+from groundwork.persistence.repositories.notifications import inbox as notification_repo
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from tests.conftest import mcp_session, tool_json
 from tests.integration.enhancement.conftest import DESCRIPTION, create_run
 from tests.integration.notifications.conftest import People, start_thread

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from groundwork.config import Settings
-from groundwork.persistence.repositories import notification_deliveries
+from groundwork.persistence.repositories.notifications import deliveries as notification_deliveries
 from groundwork.worker import build_worker
 from tests.integration.notifications.conftest import Mailbox, People, inbox, start_thread, wait_until
 

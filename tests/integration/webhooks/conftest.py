@@ -16,9 +16,10 @@ import uvicorn
 
 from groundwork.config import Settings
 from groundwork.persistence import db
-from groundwork.persistence.repositories import outbox
-from groundwork.services import webhook_targets
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.platform import http_targets as webhook_targets
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.worker import outbox_relay
 from tests.conftest import Workspace, free_port, idem
 
 # Fast enough for tests, long enough to see the order: 4 attempts within about a second.
@@ -121,7 +122,7 @@ def webhook_settings(settings: Settings) -> Settings:
 @pytest.fixture
 async def relay(worker: Any, temporal_client: Any, webhook_settings: Settings) -> AsyncIterator[OutboxRelay]:
     """An outbox relay running in the background (LISTEN/NOTIFY and sweeps) for one test."""
-    running = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=0.5)
+    running = outbox_relay(temporal_client, webhook_settings, restart_grace_seconds=0.5)
     stop = asyncio.Event()
     task = asyncio.create_task(running.run(stop))
     yield running

@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 from standardwebhooks import Webhook
 
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.worker import outbox_relay
 from tests.conftest import Workspace, idem
 from tests.integration.webhooks.conftest import (
     Receiver,
@@ -88,7 +89,7 @@ async def test_an_event_reaches_every_subscribed_endpoint_and_no_other(
     relay: OutboxRelay,
     receivers: Callable[[], Awaitable[Receiver]],
 ) -> None:
-    from groundwork.persistence.repositories import tenancy
+    from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
     key = await workspace.key(admin=True)
     exact, prefix, other_type, disabled, foreign = [await receivers() for _ in range(5)]
@@ -174,7 +175,7 @@ async def test_a_receiver_that_was_down_receives_everything_once_it_is_back(
     endpoint = await create_endpoint(client, workspace, key, receiver.url, ["context_engine.*"])
     await receiver.stop()  # the port is now closed: connection refused
     settings = dataclasses.replace(webhook_settings, webhook_schedule=(0, 0.3, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5))
-    relay = OutboxRelay(temporal_client, settings)
+    relay = outbox_relay(temporal_client, settings)
     sent = [
         await emit(workspace, "context_engine.contribution_persisted", {"subject_id": f"prj_{i}"}) for i in range(8)
     ]

@@ -14,8 +14,9 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from groundwork.domain.errors import ValidationFailed
 from groundwork.persistence import db
-from groundwork.persistence.repositories import outbox
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.worker import outbox_relay
 from tests.conftest import Workspace, idem
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 
@@ -79,7 +80,7 @@ async def test_bad_endpoint_input_is_refused_with_a_clear_error(
 
 
 async def test_private_targets_are_refused_unless_allowed(database: str) -> None:
-    from groundwork.services.webhooks import check_url
+    from groundwork.services.webhooks.endpoints import check_url
 
     for url in (
         "http://127.0.0.1:8080/hook",
@@ -99,7 +100,7 @@ async def test_private_targets_are_refused_unless_allowed(database: str) -> None
 
 
 async def test_scope_idempotency_and_tenancy(client: httpx.AsyncClient, workspace: Workspace) -> None:
-    from groundwork.persistence.repositories import tenancy
+    from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
     reader = await workspace.key("reader", ["work-items:read"])
     body = {"url": "https://example.com/x", "event_types": ["notification.*"]}
@@ -268,7 +269,7 @@ async def test_redeliver_is_refused_while_a_delivery_is_still_retrying(
     endpoint = await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
     slow = dataclasses.replace(webhook_settings, webhook_schedule=(0, 60))
     await emit(workspace, "notification.created")
-    await OutboxRelay(temporal_client, slow).run_once()
+    await outbox_relay(temporal_client, slow).run_once()
     await receiver.wait_for(1)
 
     async def attempted() -> bool:

@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 
 from groundwork.config import Settings
-from groundwork.domain.principals import Principal
-from groundwork.services import webhooks as service
-from groundwork.services.outbox_relay import OutboxRelay
-from groundwork.services.temporal import TemporalConnection, release_connection, use_connection
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.platform.temporal.client import TemporalConnection, release_connection, use_connection
+from groundwork.services.webhooks import endpoints as service
+from groundwork.worker import outbox_relay
 from tests.conftest import Workspace, free_port, idem
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 
@@ -32,7 +33,7 @@ async def _sleeping_delivery(
     endpoint = await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
     await emit(workspace, "notification.created")
     slow = dataclasses.replace(webhook_settings, webhook_schedule=(0, 60))
-    await OutboxRelay(temporal_client, slow).run_once()
+    await outbox_relay(temporal_client, slow).run_once()
     await receiver.wait_for(1)
 
     async def attempted() -> bool:

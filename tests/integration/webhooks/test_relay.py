@@ -11,7 +11,10 @@ import httpx
 
 from groundwork.persistence import db
 from groundwork.persistence.repositories import webhooks as repo
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.services.webhooks.deliveries import WebhookDeliveries
+from groundwork.worker import outbox_relay
 from tests.conftest import Workspace
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 
@@ -31,7 +34,7 @@ async def test_notify_wakes_the_relay_without_waiting_for_a_sweep(
     key = await workspace.key(admin=True)
     receiver = await receivers()
     await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
-    relay = OutboxRelay(temporal_client, webhook_settings, sweep_seconds=60)
+    relay = outbox_relay(temporal_client, webhook_settings, sweep_seconds=60)
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
     try:
@@ -56,7 +59,7 @@ async def test_relay_restarted_mid_flight_starts_no_second_workflow(
     key = await workspace.key(admin=True)
     receiver = await receivers()
     endpoint = await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
-    first = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=0)
+    first = outbox_relay(temporal_client, webhook_settings, restart_grace_seconds=0)
     await emit(workspace, "notification.created")
     assert await first.run_once() == 1
     await receiver.wait_for(1)
@@ -76,7 +79,7 @@ async def test_relay_restarted_mid_flight_starts_no_second_workflow(
         " start_requested_at = now() - interval '1 minute' WHERE id = $1",
         delivery["id"],
     )
-    restarted = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=0)
+    restarted = outbox_relay(temporal_client, webhook_settings, restart_grace_seconds=0)
     await restarted.run_once()
     await restarted.run_once()
     await asyncio.sleep(0.5)
@@ -99,12 +102,14 @@ async def test_a_claim_committed_without_its_start_is_started_by_the_next_sweep(
     endpoint = await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
     event_id = await emit(workspace, "notification.created")
     # A relay claims the event (deliveries created, event dispatched) and dies before starting anything.
-    claimed, created = await repo.dispatch_outbox_batch(1000)
+    deliveries = WebhookDeliveries(lambda: temporal_client, webhook_settings)
+    claimed = await outbox.claim_batch(1000, on_claimed=deliveries.consume)
+    created = deliveries.created
     assert claimed >= 1 and [d["event_id"] for d in created if d["endpoint_id"] == endpoint["id"]] == [event_id]
-    patient = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=3600)
+    patient = outbox_relay(temporal_client, webhook_settings, restart_grace_seconds=3600)
     await patient.run_once()
     assert receiver.requests == []  # within the grace period: it may still be starting elsewhere
-    survivor = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=0)
+    survivor = outbox_relay(temporal_client, webhook_settings, restart_grace_seconds=0)
     assert await survivor.run_once() >= 1
     [request] = await receiver.wait_for(1)
     assert request.headers["webhook-id"] == event_id
@@ -122,7 +127,7 @@ async def test_several_relays_at_once_start_each_delivery_once(
     receiver = await receivers()
     endpoint = await create_endpoint(client, workspace, key, receiver.url, ["work_item_enhancement.*"])
     sent = [await emit(workspace, "work_item_enhancement.draft_created", {"i": i}) for i in range(30)]
-    relays = [OutboxRelay(temporal_client, webhook_settings, batch_size=5) for _ in range(3)]
+    relays = [outbox_relay(temporal_client, webhook_settings, batch_size=5) for _ in range(3)]
     counts = await asyncio.gather(*(r.run_once() for r in relays))
     assert sum(counts) == 30
     await receiver.wait_for(30)
@@ -168,7 +173,8 @@ async def test_a_running_relay_looks_for_stranded_deliveries_once_per_grace_peri
     receiver = await receivers()
     await create_endpoint(client, workspace, key, receiver.url, ["notification.*"])
     stranded_event = await emit(workspace, "notification.created")
-    await repo.dispatch_outbox_batch(1000)  # claimed by a relay that died before starting anything
+    # Claimed by a relay that died before starting anything.
+    await outbox.claim_batch(1000, on_claimed=WebhookDeliveries(lambda: temporal_client, webhook_settings).consume)
     looks = 0
     claim_unstarted = repo.claim_unstarted
 
@@ -178,7 +184,7 @@ async def test_a_running_relay_looks_for_stranded_deliveries_once_per_grace_peri
         return await claim_unstarted(*args)
 
     monkeypatch.setattr(repo, "claim_unstarted", counted)
-    relay = OutboxRelay(temporal_client, webhook_settings, restart_grace_seconds=1.0, sweep_seconds=60)
+    relay = outbox_relay(temporal_client, webhook_settings, restart_grace_seconds=1.0, sweep_seconds=60)
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
     try:

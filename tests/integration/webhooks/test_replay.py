@@ -11,8 +11,8 @@ import httpx
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from groundwork.services.outbox_relay import OutboxRelay
-from groundwork.services.temporal_payloads import data_converter
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.platform.temporal.payloads import data_converter
 from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
 from tests.conftest import Workspace
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until

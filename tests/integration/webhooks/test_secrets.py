@@ -14,9 +14,9 @@ from standardwebhooks import Webhook
 
 from groundwork.config import Settings
 from groundwork.persistence import db
-from groundwork.secrets_keyring import KeyRing
-from groundwork.services.outbox_relay import OutboxRelay
-from groundwork.services.secrets_at_rest import open_webhook_secret
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.platform.secrets.keyring import KeyRing
+from groundwork.services.webhooks.secrets import open_webhook_secret
 from tests.conftest import Workspace, idem, serving
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit
 
@@ -163,7 +163,7 @@ async def test_a_secret_no_key_opens_sends_nothing_and_the_delivery_waits_for_th
     relay: OutboxRelay,
     receivers: Callable[[], Awaitable[Receiver]],
 ) -> None:
-    from groundwork.services.secrets_at_rest import seal_webhook_secret
+    from groundwork.services.webhooks.secrets import seal_webhook_secret
 
     key = await workspace.key(admin=True)
     receiver = await receivers()

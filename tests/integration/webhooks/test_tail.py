@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.platform.outbox.relay import OutboxRelay
 from tests.conftest import Workspace
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 

@@ -20,8 +20,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from groundwork.config import Settings
-from groundwork.services import webhook_targets
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.platform import http_targets as webhook_targets
+from groundwork.platform.outbox.relay import OutboxRelay
+from groundwork.worker import outbox_relay
 from tests.conftest import Workspace, serving
 from tests.integration.webhooks.conftest import FakeDns, Receiver, create_endpoint, delivery_of, emit, wait_until
 
@@ -42,7 +43,7 @@ async def strict_api(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def strict_relay(worker: Any, temporal_client: Any, webhook_settings: Settings) -> AsyncIterator[OutboxRelay]:
     """A relay whose deliveries refuse private targets, as in production."""
-    running = OutboxRelay(temporal_client, dataclasses.replace(webhook_settings, webhook_allow_private=False))
+    running = outbox_relay(temporal_client, dataclasses.replace(webhook_settings, webhook_allow_private=False))
     stop = asyncio.Event()
     task = asyncio.create_task(running.run(stop))
     yield running

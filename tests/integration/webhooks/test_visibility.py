@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 
 from groundwork.persistence import db
-from groundwork.persistence.repositories import outbox
-from groundwork.services.outbox_relay import OutboxRelay
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.platform.outbox.relay import OutboxRelay
 from tests.conftest import Workspace, idem
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 

@@ -12,9 +12,9 @@ from temporalio.client import WorkflowExecutionStatus
 
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
-from groundwork.persistence.repositories import outbox
-from groundwork.secrets_keyring import KeyRing
-from groundwork.services.secrets_at_rest import seal_webhook_secret
+from groundwork.persistence.repositories.platform import outbox
+from groundwork.platform.secrets.keyring import KeyRing
+from groundwork.services.webhooks.secrets import seal_webhook_secret
 from groundwork.worker import build_worker
 from groundwork.workflows.webhooks import DeliveryPolicy, DeliveryRequest, WebhookDeliveryWorkflow
 from tests.conftest import Workspace

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from groundwork.domain.corpus import parse_query
+from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
 from groundwork.search.corpus_search import SearchFilters

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import tantivy
 
-from groundwork.domain.corpus import parse_query
+from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
 from groundwork.search.corpus_search import SearchFilters, filter_clauses

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from groundwork.domain.corpus import parse_query
+from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.search.analysis import analyze_clauses, highlight_ranges
 
 

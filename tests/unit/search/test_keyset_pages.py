@@ -8,7 +8,7 @@ import random
 import pytest
 import tantivy
 
-from groundwork.domain.corpus import parse_query
+from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import build_schema
 from groundwork.search.corpus_search import SearchFilters, build_query, collect_ranked, ranked_page
@@ -72,7 +72,7 @@ def test_pages_follow_score_then_seq_and_respect_the_cap() -> None:
 
 
 def test_pruned_pages_are_the_pages_of_the_whole_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    from groundwork.domain.corpus import SOURCE_KINDS
+    from groundwork.domain.evidence_search.corpus import SOURCE_KINDS
     from groundwork.search import corpus_search
     from groundwork.search.corpus_search import IndexStatistics, collect_page
 

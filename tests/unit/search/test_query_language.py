@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundwork.domain.corpus import InvalidQuery, parse_query
+from groundwork.domain.evidence_search.corpus import InvalidQuery, parse_query
 
 
 def test_words_phrases_and_operators() -> None:

@@ -1,0 +1,187 @@
+"""REST: the caller's notifications, their lifecycle commands, read-all, the summary and preferences.
+
+Contract v0.2 (preview). Every read is self-scoped: another principal's notification is 404.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+import msgspec
+from litestar import Controller, Request, get, post, put
+from litestar.params import Body, Parameter
+
+from groundwork.api.documented import HTTP_URL, documented
+from groundwork.api.resources.notifications import notification_detail, notification_resource
+from groundwork.domain.notifications.inbox import (
+    MAX_EXPECTED_VERSION,
+    NOTIFYING_EVENT_TYPES,
+    SCOPE_OPERATE,
+    SCOPE_READ,
+    SCOPE_WRITE,
+    SOURCE_KINDS,
+    STATUSES,
+)
+from groundwork.domain.notifications.preferences import CHANNELS, DIGESTS, MAX_ADDRESS
+from groundwork.domain.tenancy.principals import Principal
+from groundwork.domain.webhooks import MAX_URL_LENGTH
+from groundwork.services.notifications import inbox as service
+from groundwork.services.notifications import preferences
+from groundwork.services.notifications.summary import summary
+
+PREVIEW = "Contract v0.2 (preview). "
+READ = {"scope": SCOPE_READ}
+OPERATE = {"scope": SCOPE_OPERATE, "idempotent": True}
+
+
+def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+# The preferences document PUT replaces (validated by the service, which names every wrong path).
+PREFERENCES_SCHEMA: dict[str, Any] = {
+    "properties": {
+        "channels": _closed(
+            {
+                "in_app": _closed({"enabled": {"type": "boolean", "enum": [True]}}),
+                "email": _closed(
+                    {
+                        "enabled": {"type": "boolean", "description": "needs `address`"},
+                        "address": {"type": ["string", "null"], "format": "email", "maxLength": MAX_ADDRESS},
+                        "digest": {"type": "string", "enum": list(DIGESTS)},
+                    }
+                ),
+                "chat": _closed(
+                    {
+                        "enabled": {"type": "boolean", "description": "needs `webhook_url`"},
+                        "webhook_url": {"type": ["string", "null"], "pattern": HTTP_URL, "maxLength": MAX_URL_LENGTH},
+                    }
+                ),
+            }
+        ),
+        "events": _closed(
+            {name: _closed({c: {"type": "boolean"} for c in CHANNELS}) for name in NOTIFYING_EVENT_TYPES}
+        ),
+    },
+    "additionalProperties": False,
+}
+
+
+class CommandBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("expected_version",)
+    expected_version: Annotated[int, documented(minimum=1, maximum=MAX_EXPECTED_VERSION)] | None = None
+    reason: str | None = None
+    confirm: bool | None = None
+
+
+class ReadAllBody(msgspec.Struct, forbid_unknown_fields=True):
+    up_to: str | None = None
+
+
+async def _command(request: Request[Principal, Any, Any], notification_id: str, command: str, data: CommandBody) -> Any:
+    result = await service.change_notification(
+        request.user,
+        notification_id,
+        command,
+        expected_version=data.expected_version,
+        reason=data.reason,
+        confirm=data.confirm,
+        via="rest",
+    )
+    return {"data": result.answer()}
+
+
+class NotificationController(Controller):
+    path = "/api/v1/notifications"
+    tags = ["notifications"]
+
+    @get("/", opt=READ, summary="List the caller's notifications", description=PREVIEW + "Newest first.")
+    async def list_notifications(
+        self,
+        request: Request[Principal, Any, Any],
+        status: str | None = Parameter(default=None, schema_extra={"enum": list(STATUSES)}),
+        source_kind: str | None = Parameter(default=None, schema_extra={"enum": list(SOURCE_KINDS)}),
+        since: str | None = Parameter(default=None, schema_extra={"format": "date-time"}),
+        limit: int | None = Parameter(default=None, ge=1, le=100),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        rows, page, unread = await service.list_notifications(
+            request.user, status=status, source_kind=source_kind, since=since, limit=limit, cursor=cursor
+        )
+        return {"data": [notification_resource(r, request.user) for r in rows], "page": page, "unreadCount": unread}
+
+    @get(
+        "/summary",
+        opt=READ,
+        summary="What changed since a time in what the caller requested, watches or takes part in",
+        description=PREVIEW + "Deterministic; `since` defaults to 24 hours ago.",
+    )
+    async def get_summary(
+        self,
+        request: Request[Principal, Any, Any],
+        since: str | None = Parameter(default=None, schema_extra={"format": "date-time"}),
+    ) -> dict[str, Any]:
+        return {"data": await summary(request.user, since)}
+
+    @get("/preferences", opt=READ, summary="The caller's channel and delivery preferences", description=PREVIEW)
+    async def get_preferences(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
+        return {"data": (await preferences.get_preferences(request.user)).document()}
+
+    @put(
+        "/preferences",
+        opt={"scope": SCOPE_WRITE},
+        summary="Replace the caller's channel and delivery preferences",
+        description=PREVIEW + "In-app notifications cannot be turned off.",
+    )
+    async def put_preferences(
+        self,
+        request: Request[Principal, Any, Any],
+        data: Annotated[dict[str, Any], Body(schema_extra=PREFERENCES_SCHEMA)],
+    ) -> dict[str, Any]:
+        return {"data": (await preferences.put_preferences(request.user, data)).document()}
+
+    @post(
+        "/read-all",
+        opt=OPERATE,
+        summary="Read unread notifications up to a time, an id or a list cursor (one audited move each)",
+        description=PREVIEW + "At most 1,000 a call; `has_more` says whether to call again.",
+        status_code=200,
+    )
+    async def read_all(self, request: Request[Principal, Any, Any], data: ReadAllBody) -> dict[str, Any]:
+        result = await service.read_all(request.user, data.up_to, via="rest")
+        return {"data": {"read": result.read, "operation_id": result.operation_id, "has_more": result.has_more}}
+
+    @get("/{notification_id:str}", opt=READ, summary="One notification with its history", description=PREVIEW)
+    async def get_notification(self, request: Request[Principal, Any, Any], notification_id: str) -> dict[str, Any]:
+        row, history = await service.get_notification(request.user, notification_id)
+        return {"data": notification_detail(row, history, request.user)}
+
+    @post(
+        "/{notification_id:str}/read",
+        opt=OPERATE,
+        summary="Read a notification (unread -> read)",
+        description=PREVIEW,
+        status_code=200,
+    )
+    async def read(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+        return await _command(request, notification_id, "read", data)
+
+    @post(
+        "/{notification_id:str}/acknowledge",
+        opt=OPERATE,
+        summary="Acknowledge a notification (read -> acknowledged); needs confirm: true",
+        description=PREVIEW,
+        status_code=200,
+    )
+    async def acknowledge(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+        return await _command(request, notification_id, "acknowledge", data)
+
+    @post(
+        "/{notification_id:str}/dismiss",
+        opt=OPERATE,
+        summary="Dismiss a notification (acknowledged -> dismissed); needs confirm: true",
+        description=PREVIEW,
+        status_code=200,
+    )
+    async def dismiss(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+        return await _command(request, notification_id, "dismiss", data)

@@ -1,0 +1,121 @@
+"""The outbox: domain events written in the transaction of the change they describe."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from groundwork.domain.ids import new_id
+from groundwork.persistence import db
+
+
+async def append_event(
+    *,
+    type: str,
+    workspace_id: str,
+    resource_type: str,
+    resource_id: str,
+    actor_id: str | None,
+    payload: dict[str, Any],
+    occurred_at: datetime,
+    project_id: str | None,
+    private_to: str | None = None,
+    source: dict[str, Any] | None = None,
+) -> str:
+    """Insert one event (call inside the change's transaction); returns its `evt_` id.
+
+    `project_id` is the project the event is about (None: it is in none) and `private_to` the one
+    principal who may see it when it is personal: the relay delivers it only to endpoints whose
+    owner may see it (`domain.webhooks.endpoint_may_receive`).
+    """
+    event_id = new_id("evt")
+    await db.execute(
+        "INSERT INTO outbox (event_id, type, workspace_id, resource_type, resource_id, actor_id,"
+        " payload, source, occurred_at, project_id, private_to)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11)",
+        event_id,
+        type,
+        workspace_id,
+        resource_type,
+        resource_id,
+        actor_id,
+        json.dumps(payload),
+        json.dumps(source) if source is not None else None,
+        occurred_at,
+        project_id,
+        private_to,
+    )
+    return event_id
+
+
+async def append_events(events: list[dict[str, Any]]) -> list[str]:
+    """Insert many events in one statement, in the order given (call inside the change's transaction); returns
+    their ids.
+
+    Each event is a dict with the keyword arguments of `append_event` (`project_id` is required).
+    """
+    if not events:
+        return []
+    ids = [new_id("evt") for _ in events]
+    await db.execute(
+        "INSERT INTO outbox (event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, source,"
+        " occurred_at, project_id, private_to) SELECT e.id, e.type, e.ws, e.rtype, e.rid, e.actor, e.payload::jsonb,"
+        " e.source::jsonb, e.at, e.project, e.private_to"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
+        " $8::text[], $9::timestamptz[], $10::text[], $11::text[]) WITH ORDINALITY"
+        " AS e(id, type, ws, rtype, rid, actor, payload, source, at, project, private_to, position)"
+        " ORDER BY e.position",  # the outbox's order (its id) is the order given
+        ids,
+        [e["type"] for e in events],
+        [e["workspace_id"] for e in events],
+        [e["resource_type"] for e in events],
+        [e["resource_id"] for e in events],
+        [e.get("actor_id") for e in events],
+        [json.dumps(e["payload"]) for e in events],
+        [json.dumps(e["source"]) if e.get("source") is not None else None for e in events],
+        [e["occurred_at"] for e in events],
+        [e["project_id"] for e in events],
+        [e.get("private_to") for e in events],
+    )
+    return ids
+
+
+async def events_for_workspace(workspace_id: str) -> list[dict[str, Any]]:
+    """Every event of a workspace in commit order (tests and operators)."""
+    rows = await db.fetch("SELECT * FROM outbox WHERE workspace_id = $1 ORDER BY id", workspace_id)
+    result = []
+    for r in rows:
+        event = dict(r)
+        event["payload"] = json.loads(event["payload"])
+        event["source"] = json.loads(event["source"]) if event["source"] else None
+        result.append(event)
+    return result
+
+
+ClaimedEvents = Callable[[list[dict[str, Any]]], Awaitable[None]]
+
+
+async def claim_batch(limit: int, *, on_claimed: ClaimedEvents) -> int:
+    """Claim undispatched events (SKIP LOCKED), hand them to `on_claimed` and mark them dispatched.
+
+    `on_claimed(events)` runs inside the claim's transaction (each consumer writes what the events cause:
+    webhook deliveries, notifications), so whatever it writes commits with `dispatched_at` or not at all.
+    Returns how many events were claimed.
+    """
+    async with db.transaction():
+        events = await db.fetch(
+            "SELECT id, event_id, type, workspace_id, resource_type, resource_id, actor_id, payload, occurred_at,"
+            " project_id, private_to FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"
+            " FOR UPDATE SKIP LOCKED",
+            limit,
+        )
+        if not events:
+            return 0
+        await on_claimed([dict(e) for e in events])
+        await db.execute(
+            "UPDATE outbox SET dispatched_at = clock_timestamp() WHERE id = ANY($1::bigint[])",
+            [e["id"] for e in events],
+        )
+        return len(events)

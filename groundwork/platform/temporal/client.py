@@ -1,0 +1,117 @@
+"""The Temporal client the application services use: connected at start-up when possible, lazily otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+from contextvars import ContextVar
+
+from temporalio.client import Client
+from temporalio.runtime import Runtime
+from temporalio.service import TLSConfig
+
+from groundwork.config import Settings
+from groundwork.platform.observability import tracing
+from groundwork.platform.temporal.payloads import data_converter
+
+
+class TemporalConnection:
+    """Holds one client; `get()` (re)connects if the server was down when the process started."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._client: Client | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self, timeout: float = 5.0) -> Client:
+        """The connected client; raises if Temporal is unreachable within `timeout`."""
+        if self._client is not None:
+            return self._client
+        async with self._lock:
+            if self._client is None:
+                self._client = await asyncio.wait_for(connect_client(self.settings), timeout)
+            return self._client
+
+    async def healthy(self) -> bool:
+        """Whether the Temporal frontend answers a health check."""
+        try:
+            client = await self.get(timeout=3.0)
+            return bool(await asyncio.wait_for(client.service_client.check_health(), 3.0))
+        except Exception:
+            return False
+
+
+async def connect_client(settings: Settings, *, runtime: Runtime | None = None) -> Client:
+    """Connect to Temporal with the data converter every Groundwork process uses (and tracing when it is on).
+
+    `runtime` carries the SDK's own metrics (the worker's `--metrics-port`); workers built on the
+    client inherit its tracing interceptor.
+    """
+    return await Client.connect(
+        settings.temporal_address,
+        namespace=settings.temporal_namespace,
+        data_converter=data_converter,
+        tls=tls_config(settings),
+        api_key=settings.temporal_api_key,
+        interceptors=tracing.temporal_interceptors(),
+        runtime=runtime,
+    )
+
+
+def tls_config(settings: Settings) -> bool | TLSConfig:
+    """The connection's TLS: off, on with the system's roots, or with the configured certificates.
+
+    Unless `TEMPORAL_TLS` says otherwise, TLS is on when an API key (Temporal Cloud) or a client
+    certificate (mTLS) is configured. Files are read at each connect, so a renewed certificate is
+    picked up by the next connection.
+    """
+    cert, key, ca = (
+        settings.temporal_tls_client_cert_path,
+        settings.temporal_tls_client_key_path,
+        settings.temporal_tls_server_ca_cert_path,
+    )
+    enabled = settings.temporal_tls
+    if enabled is None:
+        enabled = bool(settings.temporal_api_key or cert or ca or settings.temporal_tls_server_name)
+    if not enabled:
+        return False
+    if not (cert or ca or settings.temporal_tls_server_name):
+        return True
+    return TLSConfig(
+        client_cert=cert.read_bytes() if cert else None,
+        client_private_key=key.read_bytes() if key else None,
+        server_root_ca_cert=ca.read_bytes() if ca else None,
+        domain=settings.temporal_tls_server_name,
+    )
+
+
+# Per request (set by the API's `TemporalMiddleware`) rather than per process, so two apps in one
+# process (tests, or an embedding host) never share each other's Temporal settings.
+_current: ContextVar[TemporalConnection | None] = ContextVar("groundwork_temporal", default=None)
+
+
+def use_connection(connection: TemporalConnection) -> object:
+    """Make `connection` the one the services use in the current context; returns a token for `release`."""
+    return _current.set(connection)
+
+
+def release_connection(token: object) -> None:
+    """Undo the `use_connection` that returned `token`."""
+    _current.reset(token)  # type: ignore[arg-type]
+
+
+def current_connection() -> TemporalConnection:
+    """The Temporal connection of the app serving this request (or of `groundwork mcp`)."""
+    connection = _current.get()
+    if connection is None:
+        raise RuntimeError("no Temporal connection configured in this context")
+    return connection
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether `exc` says the Temporal frontend cannot be reached (down, restarting, or not answering)."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    if isinstance(exc, RPCError):
+        return exc.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
+    # The bridge's "Failed client connect" when the first connection is refused.
+    return isinstance(exc, RuntimeError) and "client connect" in str(exc)

@@ -1,0 +1,84 @@
+"""Evidence for draft generation: exact passages of the project's corpus, and its matching context packages."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from groundwork.domain.context_engine.model import freshness
+from groundwork.domain.enhancement.enhancer import Evidence
+from groundwork.domain.enhancement.model import EvidenceRef
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.search.package_search import project_packages
+from groundwork.search.passages import ServingState, load_serving_state, project_passages
+
+# Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
+_QUERY_WORDS = 48
+PASSAGES_PER_ACTION = 12
+PACKAGES_PER_ACTION = 5
+
+
+class CorpusEvidence:
+    """Passages and context packages of the project that match the work item, as the requester may see them.
+
+    `holds` (does a principal hold a permission on a project) and `serving_state` (what does not serve in an
+    index snapshot) read PostgreSQL by default; the worker passes its cached ones, dropped by the change feed.
+    """
+
+    def __init__(
+        self,
+        *,
+        holds: Callable[[str, str, str], Awaitable[bool]] = tenancy.principal_holds,
+        serving_state: Callable[[int], Awaitable[ServingState]] = load_serving_state,
+    ) -> None:
+        self.holds = holds
+        self.serving_state = serving_state
+
+    async def gather(
+        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+    ) -> list[Evidence]:
+        """The best passages, then the matching packages; none if the requester lacks context:read."""
+        # Drafts must not carry evidence the person who asked for them could not read themselves.
+        if not await self.holds(requested_by, project_id, "context:read"):
+            return []
+        query = _query(title, fields)
+        # Side by side: a large search reads its index in a worker thread, and a run waits for the slower only.
+        passages, packages = await asyncio.gather(
+            self.passages(workspace_id, project_id, query), self.packages(workspace_id, project_id, query)
+        )
+        return passages + packages
+
+    async def passages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
+        """Best passages of the project's corpus for the query (words of the work item)."""
+        hits = await project_passages(
+            workspace_id, project_id, query, limit=PASSAGES_PER_ACTION, serving_state=self.serving_state
+        )
+        return [
+            Evidence(
+                EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section
+            )
+            for hit in hits
+        ]
+
+    async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
+        """Ready (not stale) `general` context packages of the project matching the query, as `context_package`."""
+        # Drafts are shown to anyone who may read the run: never a financial or staffing package.
+        rows = await project_packages(workspace_id, project_id, query, limit=PACKAGES_PER_ACTION)
+        now = datetime.now(UTC)
+        return [
+            Evidence(EvidenceRef("context_package", row["id"]), row["summary"], f"context package: {row['term']}")
+            for row in rows
+            if freshness(row["as_of"], now).status != "stale"
+        ]
+
+
+def _query(title: str, fields: dict[str, object]) -> str:
+    """Words of the work item's title and description."""
+    description = fields.get("description")
+    return " ".join(f"{title} {description if isinstance(description, str) else ''}".split()[:_QUERY_WORDS])
+
+
+def _label(title: str, page: int | None, paragraph: int | None) -> str:
+    where = [f"p. {page}" if page is not None else "", f"¶ {paragraph}" if paragraph is not None else ""]
+    return ", ".join([title, *[w for w in where if w]])

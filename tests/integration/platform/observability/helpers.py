@@ -1,0 +1,44 @@
+"""Reading Prometheus text the way a scraper does."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from groundwork.persistence.repositories.platform import backlogs as operations
+
+
+def samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
+    """Every sample called `name` in Prometheus text, with its labels."""
+    found = []
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name:
+                found.append((dict(sample.labels), float(sample.value)))
+    return found
+
+
+def value(text: str, name: str, **labels: str) -> float:
+    """The sample `name` whose labels include `labels` (0 when there is none)."""
+    matching = [v for sample_labels, v in samples(text, name) if labels.items() <= sample_labels.items()]
+    assert len(matching) <= 1, f"{name}{labels} is ambiguous: {matching}"
+    return matching[0] if matching else 0.0
+
+
+async def scrape(client: httpx.AsyncClient, url: str = "/metrics") -> str:
+    """GET a /metrics page and check it is Prometheus text."""
+    response = await client.get(url)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/plain")
+    return response.text
+
+
+async def outbox_drained(timeout: float = 180.0) -> None:
+    """Wait until a running relay has dispatched every event (earlier tests leave undispatched ones)."""
+    deadline = time.monotonic() + timeout
+    while (await operations.outbox_backlog()).events:
+        assert time.monotonic() < deadline, "the relay did not dispatch the outbox"
+        await asyncio.sleep(0.2)
