@@ -59,7 +59,7 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 # Groundwork internals: the only ones this bench imports (module paths are being reorganised; update them here).
 from groundwork.persistence import db
-from groundwork.persistence.repositories import tenancy
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
 BENCH = Path(__file__).resolve().parent
 DATA = BENCH / "quality"
