@@ -26,11 +26,11 @@ from groundwork.search.corpus_index import FURNITURE, FURNITURE_FIELD
 
 # What a content word matching the document's structure is worth, as a multiple of its idf in the passage text
 # (its rarity in the corpus, so a frequent word lifts little and a stopword never counts): the heading that
-# opens the passage's own section says most about it, the document title and the heading path about the
-# whole document or section around it. The text itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the
+# opens the passage's own section says most about it, the heading path about the section around it, the
+# document title about the whole document. A word counts once, in the strongest field it is in. The text itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the
 # word's idf). Structure scores are constant per match: these fields are short and absent from many passages,
 # where BM25's length normalisation against their tiny average length would crush every match.
-STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 2.0), ("title", 0.5), ("section", 0.5))
+STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 2.5), ("title", 0.5), ("section", 1.0))
 # Two neighbouring words of a question found within this many positions of each other in a passage (about a
 # sentence) add their pair's BM25 again, at this weight: passages that hold them together rank above passages
 # that hold them far apart.
@@ -167,18 +167,22 @@ class WeightedClause:
 
 
 def clause_query(schema: tantivy.Schema, analyzed: AnalyzedClause, stats: IndexStatistics) -> WeightedClause:
-    """A word or phrase: BM25 over the text, plus a constant idf-weighted score for each structure field it
-    matches (its rarity in that field makes it count, a field's length does not)."""
-    parts = [(tantivy.Occur.Should, _term_or_phrase(schema, "text", analyzed.terms))]
-    bound = (1.0 + _K1) * stats.idf("text", analyzed.terms)
-    for field, weight in STRUCTURE_WEIGHTS:
-        if not all(stats.doc_freq(field, term) for term in analyzed.terms):
-            continue  # no passage has it there: nothing to add
-        score = weight * stats.idf("text", analyzed.terms)
-        query = _term_or_phrase(schema, field, analyzed.terms)
-        parts.append((tantivy.Occur.Should, tantivy.Query.const_score_query(query, score)))
-        bound += score
-    query = parts[0][1] if len(parts) == 1 else tantivy.Query.boolean_query(parts)
+    """A word or phrase: BM25 over the text, plus a constant score for the strongest structure field it matches,
+    weighted by its rarity in the text (a field's length does not count, and a word repeated in the title,
+    the heading path and the opening heading counts once)."""
+    text = _term_or_phrase(schema, "text", analyzed.terms)
+    idf_text = stats.idf("text", analyzed.terms)
+    structure = [
+        tantivy.Query.const_score_query(_term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
+        for field, weight in STRUCTURE_WEIGHTS
+        if all(stats.doc_freq(field, term) for term in analyzed.terms)  # no passage has it there: nothing to add
+    ]
+    bound = (1.0 + _K1) * idf_text
+    if not structure:
+        return WeightedClause(analyzed, text, bound * 1.001)
+    lift = structure[0] if len(structure) == 1 else tantivy.Query.disjunction_max_query(structure)
+    bound += max(weight for _, weight in STRUCTURE_WEIGHTS) * idf_text
+    query = tantivy.Query.boolean_query([(tantivy.Occur.Should, text), (tantivy.Occur.Should, lift)])
     return WeightedClause(analyzed, query, bound * 1.001)  # a margin for Tantivy's 32-bit arithmetic
 
 

@@ -58,28 +58,6 @@ async def test_stopwords_and_question_words_neither_match_nor_highlight(
     assert marked(hits[0]) == ["messages", "customers"]
 
 
-async def test_a_heading_matching_only_a_stopword_or_one_frequent_word_does_not_outrank_prose_matching_two(
-    client: httpx.AsyncClient, workspace: Workspace, worker: Any
-) -> None:
-    key = await workspace.key(admin=True)
-    # "settlement" is in every document's text and in one heading only; "file" and "late" are in a few texts.
-    for n in range(10):
-        extra = " The file arrived." if n < 3 else " It ran late." if n < 6 else ""
-        await contribute(workspace, "ALPHA", f"note-{n}.md", f"# Note {n}\n\nThe settlement ran on day {n}.{extra}")
-    await contribute(
-        workspace, "ALPHA", "how-we-work.md", "# When we run the settlement\n\nThe settlement team meets on Mondays."
-    )
-    await contribute(
-        workspace, "ALPHA", "runbook.md", "# Runbook\n\nWhen the PSP file is late, the settlement job waits an hour."
-    )
-    hits = (await search(client, workspace, key, "what happens when the settlement file is late", limit=20))["data"]
-    ranks = [h["source"]["uri"] for h in hits]
-    assert ranks[0] == "runbook.md"
-    # The heading's "when" and "we" count for nothing, its "settlement" for little: prose with two rarer words wins.
-    assert ranks.index("how-we-work.md") > ranks.index("note-0.md")
-    assert ranks.index("how-we-work.md") > ranks.index("note-3.md")
-
-
 async def test_document_furniture_ranks_below_prose_that_matches_as_well(
     client: httpx.AsyncClient, workspace: Workspace, worker: Any
 ) -> None:
