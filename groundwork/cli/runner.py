@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from groundwork.config import Settings, default_data_dir
+from groundwork.config import Settings, default_data_dir, secret_key
 from groundwork.config import index_dir as configured_index_dir
 from groundwork.domain.errors import GroundworkError
 
@@ -23,6 +23,18 @@ data_dir_option = click.option(
     help="Data dir of the embedded stack (default: $GROUNDWORK_HOME, else ./.groundwork). "
     "Ignored when DATABASE_URL is set.",
 )
+
+
+class SettingOption(click.Option):
+    """An option that, when not given, takes its setting from `groundwork.config` (where `envvar=` would read it)."""
+
+    def __init__(self, *args: Any, setting: Callable[[], str | None], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setting = setting
+
+    def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        """The setting's text, parsed and reported by click exactly as an environment variable's."""
+        return self.setting()
 
 
 def say(message: str) -> None:
@@ -71,9 +83,9 @@ def run_with_db(data_dir: Path | None, work: Callable[[], Awaitable[T]], *, migr
 
 def secret_keyring(data_dir: Path | None) -> Any:
     """The key ring of `GROUNDWORK_SECRET_KEY`, else of the data dir's `secret_key` file; None if neither."""
-    from groundwork.platform.secrets.keyring import KeyRing, KeyRingError, ring_text
+    from groundwork.platform.secrets.keyring import KeyRing, KeyRingError
 
-    text = ring_text((data_dir or default_data_dir()).resolve())
+    text = secret_key((data_dir or default_data_dir()).resolve())
     try:
         return KeyRing.parse(text) if text else None
     except KeyRingError as exc:

@@ -9,8 +9,16 @@ from pathlib import Path
 
 import click
 
-from groundwork.cli.runner import corpus_index_dir, data_dir_option, database, say
-from groundwork.config import Settings, default_data_dir
+from groundwork.cli.runner import SettingOption, corpus_index_dir, data_dir_option, database, say
+from groundwork.config import (
+    Settings,
+    database_url_from_env,
+    default_data_dir,
+    mcp_api_key,
+    public_url,
+    worker_metrics_host,
+    worker_metrics_port,
+)
 
 
 @click.command()
@@ -115,17 +123,19 @@ def serve(
 @click.command()
 @click.option(
     "--metrics-port",
+    cls=SettingOption,
+    setting=worker_metrics_port,
     type=int,
     default=None,
-    envvar="GROUNDWORK_WORKER_METRICS_PORT",
     help="Serve Prometheus metrics (Groundwork's and the Temporal SDK's) at http://HOST:PORT/metrics.  "
     "[default: $GROUNDWORK_WORKER_METRICS_PORT, else none]",
 )
 @click.option(
     "--metrics-host",
+    cls=SettingOption,
+    setting=worker_metrics_host,
     default="127.0.0.1",
     show_default=True,
-    envvar="GROUNDWORK_WORKER_METRICS_HOST",
     help="Address of the metrics listener.",
 )
 def worker(metrics_port: int | None, metrics_host: str) -> None:
@@ -156,8 +166,8 @@ def status(api_url: str | None, as_json: bool, data_dir: Path | None) -> None:
     from groundwork.search import corpus_index
     from groundwork.stack.postgres import running_database_url
 
-    url = api_url or os.environ.get("GROUNDWORK_PUBLIC_URL") or "http://127.0.0.1:8000"
-    dsn = os.environ.get("DATABASE_URL") or running_database_url((data_dir or default_data_dir()).resolve())
+    url = api_url or public_url()
+    dsn = database_url_from_env() or running_database_url((data_dir or default_data_dir()).resolve())
     corpus_index.configure(corpus_index_dir(data_dir))
 
     async def main() -> StackStatus:
@@ -197,7 +207,7 @@ def mcp(data_dir: Path | None) -> None:
     """Serve MCP over stdio for local clients; the key comes from GROUNDWORK_API_KEY."""
     from groundwork.api.mcp.stdio import run_stdio
 
-    key = os.environ.get("GROUNDWORK_API_KEY")
+    key = mcp_api_key()
     if not key:
         raise click.UsageError("set GROUNDWORK_API_KEY to the API key this MCP session acts with")
     with database(data_dir) as dsn:
