@@ -1,4 +1,10 @@
-"""Process settings read from the environment; one frozen object shared by API, worker and CLI."""
+"""Process settings read from the environment; one frozen object shared by API, worker and CLI.
+
+This module is the only reader of the environment: `Settings` for what a process needs to reach its
+PostgreSQL and Temporal and to serve, and a function for each setting read outside of it. The Temporal
+connection's variables are read by the Temporal SDK's own environment configuration (`temporalio.envconfig`),
+after the checks that make a mistake fail at start-up.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,18 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from groundwork.platform.secrets.keyring import KeyRing, KeyRingError, ring_text
+from groundwork.platform.secrets.keyring import ENV_VARIABLE as SECRET_KEY_VARIABLE
+from groundwork.platform.secrets.keyring import KeyRing, KeyRingError, read_key_file
+
+if TYPE_CHECKING:  # the SDK's envconfig loads the Temporal bridge: imported when a connection is configured
+    from temporalio.envconfig import ClientConfigProfile
+
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
+DEFAULT_TEMPORAL_ADDRESS = "127.0.0.1:7233"
+# Any of these makes a process export its traces over OTLP/HTTP (the OpenTelemetry exporter reads the rest).
+OTLP_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
 def default_data_dir() -> Path:
@@ -23,12 +38,67 @@ def index_dir(data_dir: Path | None = None) -> Path:
     return Path(env) if env else (data_dir or default_data_dir()).resolve() / "index"
 
 
+def database_url_from_env() -> str | None:
+    """`DATABASE_URL`: a production PostgreSQL; None means the embedded one of the data dir."""
+    return os.environ.get("DATABASE_URL") or None
+
+
+def public_url() -> str:
+    """`GROUNDWORK_PUBLIC_URL`: where the API is reached (action links, `status`), else the local default."""
+    return os.environ.get("GROUNDWORK_PUBLIC_URL") or DEFAULT_PUBLIC_URL
+
+
+def secret_key_from_env() -> str | None:
+    """The key ring text of `GROUNDWORK_SECRET_KEY`, or None when it is unset or blank."""
+    return os.environ.get(SECRET_KEY_VARIABLE, "").strip() or None
+
+
+def secret_key(data_dir: Path | None = None) -> str | None:
+    """The key ring text of `GROUNDWORK_SECRET_KEY`, else of `<data_dir>/secret_key` if that file exists."""
+    return secret_key_from_env() or (read_key_file(data_dir) if data_dir is not None else None)
+
+
+def mcp_api_key() -> str | None:
+    """`GROUNDWORK_API_KEY`: the API key `groundwork mcp` (stdio) acts with."""
+    return os.environ.get("GROUNDWORK_API_KEY") or None
+
+
+def worker_metrics_port() -> str | None:
+    """`GROUNDWORK_WORKER_METRICS_PORT` as written (the `worker` command's option parses it), or None."""
+    return os.environ.get("GROUNDWORK_WORKER_METRICS_PORT") or None
+
+
+def worker_metrics_host() -> str | None:
+    """`GROUNDWORK_WORKER_METRICS_HOST` as written (the `worker` command's option defaults it), or None."""
+    return os.environ.get("GROUNDWORK_WORKER_METRICS_HOST") or None
+
+
+def log_level() -> str:
+    """The level of `GROUNDWORK_LOG_LEVEL` (default INFO)."""
+    return os.environ.get("GROUNDWORK_LOG_LEVEL", "INFO").upper()
+
+
+def prometheus_multiproc_dir() -> str | None:
+    """`PROMETHEUS_MULTIPROC_DIR`: the directory the processes of one server share their metrics in."""
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+def otlp_export_configured() -> bool:
+    """Whether the environment names an OTLP endpoint to export traces to."""
+    return any(os.environ.get(name) for name in OTLP_ENDPOINT_VARIABLES)
+
+
+def otel_service_name() -> str | None:
+    """`OTEL_SERVICE_NAME`, the service name traces carry instead of the process's own."""
+    return os.environ.get("OTEL_SERVICE_NAME") or None
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything a Groundwork process needs to reach its PostgreSQL and Temporal."""
 
     database_url: str
-    temporal_address: str = "127.0.0.1:7233"
+    temporal_address: str = DEFAULT_TEMPORAL_ADDRESS
     temporal_namespace: str = "default"
     temporal_task_queue: str = "groundwork"
     # An existing Temporal cluster or Temporal Cloud (the Temporal SDKs' and CLI's own variable names):
@@ -89,8 +159,8 @@ class Settings:
     # Notifications: the key ring that signs action links and seals chat webhook URLs, the address
     # those links point at, the SMTP server for e-mail (unset: e-mail deliveries fail as unconfigured),
     # how sends are retried, and the digest windows (UTC-aligned) for `hourly` and `daily`.
-    secret_key: str | None = field(default_factory=lambda: ring_text(default_data_dir()))
-    public_url: str = field(default_factory=lambda: os.environ.get("GROUNDWORK_PUBLIC_URL", "http://127.0.0.1:8000"))
+    secret_key: str | None = field(default_factory=lambda: secret_key(default_data_dir()))
+    public_url: str = field(default_factory=public_url)
     smtp_url: str | None = field(default_factory=lambda: os.environ.get("GROUNDWORK_SMTP_URL") or None)
     smtp_from: str = field(
         default_factory=lambda: os.environ.get("GROUNDWORK_SMTP_FROM", "Groundwork <groundwork@localhost>")
@@ -115,18 +185,38 @@ class Settings:
         except KeyRingError as exc:
             raise RuntimeError(str(exc)) from None
 
+    def temporal_profile(self) -> ClientConfigProfile:
+        """The Temporal connection as the SDK's envconfig profile (`to_client_connect_config()` connects with it)."""
+        from temporalio.envconfig import ClientConfigProfile, ClientConfigTLS
+
+        tls = None
+        files = (
+            self.temporal_tls_client_cert_path,
+            self.temporal_tls_client_key_path,
+            self.temporal_tls_server_ca_cert_path,
+        )
+        if self.temporal_tls is not None or any(files) or self.temporal_tls_server_name:
+            tls = ClientConfigTLS(
+                disabled=None if self.temporal_tls is None else not self.temporal_tls,
+                server_name=self.temporal_tls_server_name,
+                server_root_ca_cert=self.temporal_tls_server_ca_cert_path,
+                client_cert=self.temporal_tls_client_cert_path,
+                client_private_key=self.temporal_tls_client_key_path,
+            )
+        return ClientConfigProfile(
+            address=self.temporal_address, namespace=self.temporal_namespace, api_key=self.temporal_api_key, tls=tls
+        )
+
     @classmethod
     def from_env(cls, database_url: str | None = None) -> Settings:
         """Build settings from `DATABASE_URL`, `TEMPORAL_*` and `GROUNDWORK_*` variables."""
-        url = database_url or os.environ.get("DATABASE_URL")
+        url = database_url or database_url_from_env()
         if not url:
             raise RuntimeError("DATABASE_URL is not set (or use `groundwork up` for the embedded stack)")
         return cls(
             database_url=url,
-            temporal_address=os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-            temporal_namespace=os.environ.get("TEMPORAL_NAMESPACE", "default"),
             temporal_task_queue=os.environ.get("TEMPORAL_TASK_QUEUE", "groundwork"),
-            **_temporal_security_from_env(),
+            **_temporal_from_env(),
             rate_limit_per_minute=int(os.environ.get("GROUNDWORK_RATE_LIMIT_PER_MINUTE", "600")),
             anonymous_rate_limit_per_minute=int(os.environ.get("GROUNDWORK_ANONYMOUS_RATE_LIMIT_PER_MINUTE", "60")),
             internal_host=os.environ.get("GROUNDWORK_INTERNAL_HOST", "127.0.0.1"),
@@ -145,16 +235,40 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
-def _temporal_security_from_env() -> dict[str, Any]:
-    """TLS and API key settings of the Temporal connection, checked so a mistake fails at start-up."""
+def _temporal_from_env() -> dict[str, Any]:
+    """The Temporal connection's settings: checked, then read by the SDK's envconfig from the checked variables."""
+    from temporalio.envconfig import ClientConfigProfile
 
-    def path(name: str) -> Path | None:
+    # No configuration file: a profile in the operator's home (the `temporal` CLI's) must not redirect a server.
+    profile = ClientConfigProfile.load(disable_file=True, override_env_vars=_checked_temporal_variables())
+    tls = profile.tls
+    return {
+        "temporal_address": profile.address or DEFAULT_TEMPORAL_ADDRESS,
+        "temporal_namespace": "default" if profile.namespace is None else profile.namespace,
+        "temporal_tls": None if tls is None or tls.disabled is None else not tls.disabled,
+        "temporal_tls_client_cert_path": _path_of(tls.client_cert if tls else None),
+        "temporal_tls_client_key_path": _path_of(tls.client_private_key if tls else None),
+        "temporal_tls_server_ca_cert_path": _path_of(tls.server_root_ca_cert if tls else None),
+        "temporal_tls_server_name": tls.server_name if tls else None,
+        "temporal_api_key": profile.api_key,
+    }
+
+
+def _path_of(source: object) -> Path | None:
+    assert source is None or isinstance(source, Path), "only the *_PATH variables are read"
+    return source
+
+
+def _checked_temporal_variables() -> dict[str, str]:
+    """The set `TEMPORAL_*` connection variables, checked so a mistake fails at start-up, as the SDK reads them."""
+
+    def path(name: str) -> str | None:
         raw = os.environ.get(name, "").strip()
         if not raw:
             return None
         if not Path(raw).is_file():
             raise RuntimeError(f"{name}: no such file: {raw}")
-        return Path(raw)
+        return raw
 
     raw_tls = os.environ.get("TEMPORAL_TLS", "").strip().lower()
     if raw_tls and raw_tls not in _TRUE + _FALSE:
@@ -168,14 +282,18 @@ def _temporal_security_from_env() -> dict[str, Any]:
     server_name = os.environ.get("TEMPORAL_TLS_SERVER_NAME", "").strip() or None
     if tls is False and (cert or ca or server_name):
         raise RuntimeError("TEMPORAL_TLS is false, but a TEMPORAL_TLS_* certificate or server name is set")
-    return {
-        "temporal_tls": tls,
-        "temporal_tls_client_cert_path": cert,
-        "temporal_tls_client_key_path": key,
-        "temporal_tls_server_ca_cert_path": ca,
-        "temporal_tls_server_name": server_name,
-        "temporal_api_key": os.environ.get("TEMPORAL_API_KEY", "").strip() or None,
+    variables = {
+        "TEMPORAL_ADDRESS": os.environ.get("TEMPORAL_ADDRESS"),
+        "TEMPORAL_NAMESPACE": os.environ.get("TEMPORAL_NAMESPACE"),
+        # The SDK knows only true and false (`off` would turn TLS on): the accepted spellings become those.
+        "TEMPORAL_TLS": None if tls is None else ("true" if tls else "false"),
+        "TEMPORAL_TLS_CLIENT_CERT_PATH": cert,
+        "TEMPORAL_TLS_CLIENT_KEY_PATH": key,
+        "TEMPORAL_TLS_SERVER_CA_CERT_PATH": ca,
+        "TEMPORAL_TLS_SERVER_NAME": server_name,
+        "TEMPORAL_API_KEY": os.environ.get("TEMPORAL_API_KEY", "").strip() or None,
     }
+    return {name: value for name, value in variables.items() if value is not None}
 
 
 def _webhook_schedule_from_env() -> tuple[float, ...]:

@@ -12,8 +12,8 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from groundwork.api.app import SERVER_OPTIONS
+from groundwork.config import prometheus_multiproc_dir
 from groundwork.platform.observability.logs import logging_config
-from groundwork.platform.observability.metrics import multiprocess_dir
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
@@ -47,7 +47,7 @@ def serve_listeners(
         **SERVER_OPTIONS,
     )
     own_metrics_dir = None
-    if workers > 1 and multiprocess_dir() is None:
+    if workers > 1 and prometheus_multiproc_dir() is None:
         # Every process writes its metrics here and /metrics of any of them adds up all of them.
         own_metrics_dir = tempfile.mkdtemp(prefix="groundwork-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = own_metrics_dir

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import psutil
 
+from groundwork.config import database_url_from_env
+
 with warnings.catch_warnings():
     # platformdirs warns at import when XDG_RUNTIME_DIR is unset (containers, CI) and falls back to /tmp.
     warnings.simplefilter("ignore")
@@ -74,7 +76,7 @@ def start_postgres(data_dir: Path) -> EmbeddedPostgres:
 
 def database_url_for(data_dir: Path) -> tuple[str, EmbeddedPostgres | None]:
     """`DATABASE_URL` if set (handle None), else the embedded server's DSN and this process's handle."""
-    url = os.environ.get("DATABASE_URL")
+    url = database_url_from_env()
     if url:
         return url, None
     handle = start_postgres(data_dir)

@@ -20,6 +20,7 @@ from typing import IO
 
 import httpx
 
+from groundwork.config import secret_key_from_env
 from groundwork.platform.secrets.keyring import ENV_VARIABLE as SECRET_KEY_VARIABLE
 from groundwork.platform.secrets.keyring import ensure_key_file
 from groundwork.stack.postgres import EmbeddedPostgres, start_postgres
@@ -192,7 +193,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         ]
     )
     # The key ring that signs action links: the environment's, else one kept in (and generated into) the data dir.
-    secret_key = os.environ.get(SECRET_KEY_VARIABLE, "").strip() or ensure_key_file(data_dir)
+    secret_key = secret_key_from_env() or ensure_key_file(data_dir)
 
     with _signals_deferred():
         postgres = start_postgres(data_dir)
@@ -213,6 +214,10 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     stop_request.check()
 
     env = {
+        # Defaults the operator's own environment overrides: the embedded stack is for local use, so webhook
+        # receivers on this machine are allowed, and action links in e-mail and chat point at this API.
+        "GROUNDWORK_WEBHOOK_ALLOW_PRIVATE": "1",
+        "GROUNDWORK_PUBLIC_URL": api_url,
         **os.environ,
         "DATABASE_URL": postgres.dsn,
         "TEMPORAL_ADDRESS": temporal.address,
@@ -222,11 +227,7 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
         "GROUNDWORK_HOME": str(data_dir),
         # Unbuffered, so a crash leaves its last words in the log we show.
         "PYTHONUNBUFFERED": "1",
-        # The embedded stack is for local use: webhook receivers on this machine are allowed.
-        "GROUNDWORK_WEBHOOK_ALLOW_PRIVATE": os.environ.get("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1"),
         SECRET_KEY_VARIABLE: secret_key,
-        # Action links in e-mail and chat point at this API.
-        "GROUNDWORK_PUBLIC_URL": os.environ.get("GROUNDWORK_PUBLIC_URL", api_url),
     }
     if options.smtp_sink:
         from groundwork.stack.smtp_sink import SmtpSink

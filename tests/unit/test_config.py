@@ -8,7 +8,7 @@ import pytest
 from temporalio.service import TLSConfig
 
 from groundwork.config import Settings
-from groundwork.platform.temporal.client import tls_config
+from groundwork.platform.temporal.client import connect_config, tls_config
 
 VARIABLES = (
     "TEMPORAL_ADDRESS",
@@ -19,6 +19,8 @@ VARIABLES = (
     "TEMPORAL_TLS_SERVER_CA_CERT_PATH",
     "TEMPORAL_TLS_SERVER_NAME",
     "TEMPORAL_API_KEY",
+    "TEMPORAL_CONFIG_FILE",
+    "TEMPORAL_PROFILE",
 )
 
 
@@ -103,3 +105,43 @@ def test_inconsistent_or_missing_tls_settings_fail_at_start_up_naming_the_variab
         monkeypatch.setenv(name, value if name == "TEMPORAL_TLS" else str(directory / value))
     with pytest.raises(RuntimeError, match=message):
         settings()
+
+
+@pytest.mark.parametrize(("value", "expected"), [("yes", True), ("on", True), ("no", False), ("off", False)])
+def test_temporal_tls_keeps_its_yes_on_no_off_spellings_which_the_sdk_alone_reads_as_tls_on(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: bool
+) -> None:
+    monkeypatch.setenv("TEMPORAL_TLS", value)
+    monkeypatch.setenv("TEMPORAL_API_KEY", "k")
+    assert tls_config(settings()) is expected
+
+
+def test_a_temporal_configuration_file_does_not_redirect_the_connection(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    profile = tmp_path / "temporal.toml"
+    profile.write_text('[profile.default]\naddress = "elsewhere.example:7233"\nnamespace = "other"\n')
+    monkeypatch.setenv("TEMPORAL_CONFIG_FILE", str(profile))
+    parsed = settings()
+    assert (parsed.temporal_address, parsed.temporal_namespace) == ("127.0.0.1:7233", "default")
+
+
+def test_the_connection_takes_address_namespace_key_and_tls_from_the_sdk_profile_of_the_settings(
+    monkeypatch: pytest.MonkeyPatch, pem_files: dict[str, Path]
+) -> None:
+    monkeypatch.setenv("TEMPORAL_ADDRESS", "temporal.internal.example:7233")
+    monkeypatch.setenv("TEMPORAL_NAMESPACE", "groundwork")
+    monkeypatch.setenv("TEMPORAL_API_KEY", "k")
+    monkeypatch.setenv("TEMPORAL_TLS_SERVER_CA_CERT_PATH", str(pem_files["ca.pem"]))
+    config = connect_config(settings())
+    assert (config["target_host"], config["namespace"], config["api_key"]) == (
+        "temporal.internal.example:7233",
+        "groundwork",
+        "k",
+    )
+    assert isinstance(config["tls"], TLSConfig) and config["tls"].server_root_ca_cert == b"-----BEGIN ca.pem-----\n"
+
+
+def test_an_empty_temporal_address_means_the_default_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEMPORAL_ADDRESS", "")
+    assert settings().temporal_address == "127.0.0.1:7233"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 from contextvars import ContextVar
 from typing import Any
 
 from temporalio import activity
+
+from groundwork.config import log_level
 
 # Fields an `extra={...}` may add to a line; anything else passed as extra is not written.
 EXTRA_FIELDS = ("method", "route", "status", "duration_ms", "workflow_id", "event")
@@ -102,11 +103,6 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = redact(self.formatException(record.exc_info))
         return json.dumps(entry, default=str, ensure_ascii=False)
-
-
-def log_level() -> str:
-    """The level of `GROUNDWORK_LOG_LEVEL` (default INFO)."""
-    return os.environ.get("GROUNDWORK_LOG_LEVEL", "INFO").upper()
 
 
 def logging_config(level: str | None = None, *, access_log: bool = False) -> dict[str, Any]:

@@ -7,7 +7,6 @@ process's files, so a scrape of any process sees the whole server.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 from prometheus_client import (
@@ -20,6 +19,8 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.registry import Collector
+
+from groundwork.config import prometheus_multiproc_dir
 
 # Requests may wait up to 30 s for a run (`?wait=`): the top buckets keep those apart from timeouts.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -79,22 +80,17 @@ NOTIFICATION_SENDS = Counter(
 )
 
 
-def multiprocess_dir() -> str | None:
-    """The directory shared by the processes of one server, when prometheus-client runs multi-process."""
-    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
-
-
 def exposition(extra: Iterable[Collector] = ()) -> tuple[bytes, str]:
     """The Prometheus text of every metric of this process (of every process of this server) and its type."""
     extra = list(extra)
-    if multiprocess_dir() is None and not extra:
+    if prometheus_multiproc_dir() is None and not extra:
         return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
     return generate_latest(combined_registry(extra)), CONTENT_TYPE_LATEST
 
 
 def combined_registry(extra: Iterable[Collector] = ()) -> CollectorRegistry:
     """A registry of this process's metrics (every process's, when multi-process) and `extra` collectors."""
-    directory = multiprocess_dir()
+    directory = prometheus_multiproc_dir()
     registry = CollectorRegistry()
     if directory is not None:
         from prometheus_client import multiprocess

@@ -8,21 +8,15 @@ on the clients and workers carries that trace into the workflows and activities 
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
+
+from groundwork.config import otel_service_name, otlp_export_configured
 
 if TYPE_CHECKING:  # OpenTelemetry is imported only by processes that trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Tracer
 
-ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-
 _tracer: Tracer | None = None
-
-
-def export_configured() -> bool:
-    """Whether the environment names an OTLP endpoint to export traces to."""
-    return any(os.environ.get(name) for name in ENDPOINT_VARIABLES)
 
 
 def configure_from_env(service_name: str) -> bool:
@@ -33,7 +27,7 @@ def configure_from_env(service_name: str) -> bool:
     """
     if _tracer is not None:
         return True
-    if not export_configured():
+    if not otlp_export_configured():
         return False
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -41,7 +35,7 @@ def configure_from_env(service_name: str) -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name})
+    resource = Resource.create({"service.name": otel_service_name() or service_name})
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)

@@ -104,15 +104,11 @@ class KeyRing:
         raise KeyRingError("no key of the ring opens this value (was the key that sealed it removed?)")
 
 
-def ring_text(data_dir: Path | None = None) -> str | None:
-    """The ring text from `GROUNDWORK_SECRET_KEY`, else from `<data_dir>/secret_key` if that file exists."""
-    value = os.environ.get(ENV_VARIABLE, "").strip()
-    if value:
-        return value
-    if data_dir is not None:
-        path = data_dir / KEY_FILE_NAME
-        if path.is_file():
-            return path.read_text(encoding="utf-8").strip() or None
+def read_key_file(data_dir: Path) -> str | None:
+    """The ring text stored in `<data_dir>/secret_key`, or None if that file is absent or empty."""
+    path = data_dir / KEY_FILE_NAME
+    if path.is_file():
+        return path.read_text(encoding="utf-8").strip() or None
     return None
 
 

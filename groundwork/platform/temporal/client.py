@@ -6,6 +6,7 @@ import asyncio
 from contextvars import ContextVar
 
 from temporalio.client import Client
+from temporalio.envconfig import ClientConnectConfig
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
@@ -47,14 +48,19 @@ async def connect_client(settings: Settings, *, runtime: Runtime | None = None) 
     client inherit its tracing interceptor.
     """
     return await Client.connect(
-        settings.temporal_address,
-        namespace=settings.temporal_namespace,
+        **connect_config(settings),
         data_converter=data_converter,
-        tls=tls_config(settings),
-        api_key=settings.temporal_api_key,
         interceptors=tracing.temporal_interceptors(),
         runtime=runtime,
     )
+
+
+def connect_config(settings: Settings) -> ClientConnectConfig:
+    """The address, namespace, API key and TLS `Client.connect` takes, as the SDK's envconfig maps the settings."""
+    config = settings.temporal_profile().to_client_connect_config()
+    if config.get("tls") == TLSConfig():
+        config["tls"] = True  # the SDK's spelling of TLS with the system's roots and nothing else
+    return config
 
 
 def tls_config(settings: Settings) -> bool | TLSConfig:
@@ -64,24 +70,7 @@ def tls_config(settings: Settings) -> bool | TLSConfig:
     certificate (mTLS) is configured. Files are read at each connect, so a renewed certificate is
     picked up by the next connection.
     """
-    cert, key, ca = (
-        settings.temporal_tls_client_cert_path,
-        settings.temporal_tls_client_key_path,
-        settings.temporal_tls_server_ca_cert_path,
-    )
-    enabled = settings.temporal_tls
-    if enabled is None:
-        enabled = bool(settings.temporal_api_key or cert or ca or settings.temporal_tls_server_name)
-    if not enabled:
-        return False
-    if not (cert or ca or settings.temporal_tls_server_name):
-        return True
-    return TLSConfig(
-        client_cert=cert.read_bytes() if cert else None,
-        client_private_key=key.read_bytes() if key else None,
-        server_root_ca_cert=ca.read_bytes() if ca else None,
-        domain=settings.temporal_tls_server_name,
-    )
+    return connect_config(settings).get("tls", False)
 
 
 # Per request (set by the API's `TemporalMiddleware`) rather than per process, so two apps in one

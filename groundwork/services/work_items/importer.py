@@ -29,7 +29,9 @@ def _describe(error: GroundworkError) -> str:
     return error.detail
 
 
-async def import_work_items(workspace_slug: str, principal_name: str, lines: Iterable[str]) -> ImportReport:
+async def import_work_items(
+    workspace_slug: str, principal_name: str, lines: Iterable[str], *, source: str = "import"
+) -> ImportReport:
     """Import one JSON object a line: `project` (key), `title`, `status`, `sprint`, `watchers` (names), `fields`."""
     workspace = await tenancy.get_workspace_by_slug(workspace_slug)
     if workspace is None:
@@ -68,7 +70,7 @@ async def import_work_items(workspace_slug: str, principal_name: str, lines: Ite
                     watchers=watchers,  # type: ignore[arg-type]
                     fields=record.get("fields", {}),
                 ),
-                source="import",
+                source=source,
             )
             report.created.append(item.key)
         except GroundworkError as error:

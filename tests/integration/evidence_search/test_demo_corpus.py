@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 
-from groundwork.demo import catalog
 from groundwork.demo.corpus import CORPUS_DIR, seed_demo_corpus
+from groundwork.demo.records import WORKSPACE_SLUG
 from groundwork.demo.seed import seed_demo_data
 from groundwork.persistence import db
 from groundwork.platform.search_replica.corpus_projection import catch_up_index
@@ -29,10 +29,10 @@ async def test_demo_corpus_seeds_once_and_answers_a_first_search(
     # The seeder writes PostgreSQL only; the worker's follower indexes. Here the test plays that part.
     await catch_up_index(corpus_index())
 
-    key = (await api_keys.issue_key(catalog.WORKSPACE_SLUG, "priya", ["context-engine:read"])).key
+    key = (await api_keys.issue_key(WORKSPACE_SLUG, "priya", ["context-engine:read"])).key
     portfolio = await db.fetchrow(
         "SELECT f.id FROM portfolios f JOIN workspaces w ON w.id = f.workspace_id WHERE w.slug = $1",
-        catalog.WORKSPACE_SLUG,
+        WORKSPACE_SLUG,
     )
     assert portfolio is not None
     response = await client.post(
@@ -51,7 +51,7 @@ async def test_demo_corpus_seeds_once_and_answers_a_first_search(
     [hit] = pdf.json()["data"]
     assert hit["source"]["kind"] == "pdf" and hit["page"] == 1
 
-    jonas = (await api_keys.issue_key(catalog.WORKSPACE_SLUG, "jonas", ["context-engine:read"])).key
+    jonas = (await api_keys.issue_key(WORKSPACE_SLUG, "jonas", ["context-engine:read"])).key
     hidden = await client.post(
         "/api/v1/context/search",
         json={"subject_ref": {"type": "portfolio", "id": portfolio["id"]}, "query": "settlement"},

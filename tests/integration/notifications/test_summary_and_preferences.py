@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 
 from groundwork.config import Settings
-from groundwork.demo import catalog
 from groundwork.demo.notifications import seed_demo_notifications
+from groundwork.demo.records import WORKSPACE_SLUG
 from groundwork.demo.seed import seed_demo_data
 from groundwork.persistence import db
 from groundwork.persistence.repositories.notifications import inbox as notification_repo
@@ -138,7 +138,7 @@ async def test_the_demo_admin_has_notifications_in_each_state_and_a_thread(datab
     settings = Settings(database_url=database)
     await seed_demo_notifications(settings)
     assert await seed_demo_notifications(settings) is False  # once
-    workspace = await tenancy.get_workspace_by_slug(catalog.WORKSPACE_SLUG)
+    workspace = await tenancy.get_workspace_by_slug(WORKSPACE_SLUG)
     assert workspace is not None
     admin = await tenancy.get_principal_by_name(workspace["id"], "admin")
     assert admin is not None

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from opentelemetry import trace
 
+from groundwork.config import OTLP_ENDPOINT_VARIABLES
 from groundwork.platform.observability import tracing
 
 
 def test_without_an_endpoint_no_tracer_span_or_interceptor_exists(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in tracing.ENDPOINT_VARIABLES:
+    for name in OTLP_ENDPOINT_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     assert tracing.configure_from_env("groundwork-test") is False
     assert tracing.tracer() is None
