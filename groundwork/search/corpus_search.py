@@ -27,9 +27,10 @@ from groundwork.search.corpus_index import FURNITURE, FURNITURE_FIELD
 # What a content word matching the document's structure is worth, as a multiple of its idf in the passage text
 # (its rarity in the corpus, so a frequent word lifts little and a stopword never counts): the heading that
 # opens the passage's own section says most about it, the heading path about the section around it, the
-# document title about the whole document. A word counts once, in the strongest field it is in. The text itself
-# is ranked by BM25 (at most (k1 + 1) = 2.2 times the word's idf). Structure scores are constant per match: these fields are short and absent from many passages,
-# where BM25's length normalisation against their tiny average length would crush every match.
+# document title about the whole document. A word counts once, in the strongest field it is in. The text
+# itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the word's idf). Structure scores are constant per
+# match: these fields are short and absent from many passages, where BM25's length normalisation against
+# their tiny average length would crush every match.
 STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 2.5), ("title", 0.5), ("section", 1.0))
 # Two neighbouring words of a question found within this many positions of each other in a passage (about a
 # sentence) add their pair's BM25 again, at this weight: passages that hold them together rank above passages
