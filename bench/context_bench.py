@@ -48,6 +48,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from groundwork.config import Settings
 from groundwork.domain.context_engine.model import CONTRIBUTION_TYPES
+from groundwork.domain.evidence_search.analysis import analyze_clauses
 from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import format_timestamp
@@ -56,7 +57,6 @@ from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.package_projection import catch_up_package_index
 from groundwork.search import generations
-from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import CorpusIndex
 from groundwork.search.corpus_search import restricted, text_query
 from groundwork.search.package_index import package_index

@@ -66,6 +66,7 @@ import httpx
 from cpu_meter import CpuMeter
 
 from groundwork.domain.context_engine.model import allowed_classes
+from groundwork.domain.evidence_search.analysis import analyze_clauses, terms
 from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
@@ -73,7 +74,6 @@ from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.caches.serving import serving_caches
 from groundwork.platform.search_replica.replica import SearchReplica
-from groundwork.search.analysis import analyze_clauses, terms
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage, configure, read_record
 from groundwork.search.corpus_search import SearchFilters, build_query
 from groundwork.search.passages import snapshot_statistics

@@ -1,53 +1,16 @@
-"""The one text analysis of evidence search: English stemming, shared by the index, queries and highlights.
+"""Highlights: the character ranges of a passage that the clauses which counted match.
 
-Tantivy's built-in `en_stem` tokenizer indexes passage text; the analyzer here is built from the same
-parts (simple tokenizer, long-token removal, lowercasing, the English Snowball stemmer), so query
-terms and highlight offsets agree with what the index holds.
+The analysis itself (stemming, stopwords, questions) is `domain.evidence_search.analysis`, shared with the
+draft generator and briefings; this module finds its terms in stored text.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 
-import tantivy
-
-from groundwork.domain.evidence_search.corpus import QueryClause
-
-INDEX_TOKENIZER = "en_stem"
-
-
-@lru_cache(maxsize=1)
-def analyzer() -> tantivy.TextAnalyzer:
-    """The analyzer equal to Tantivy's `en_stem`."""
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-def terms(text: str) -> list[str]:
-    """The index terms of `text`, in order."""
-    return list(analyzer().analyze(text))
-
-
-@dataclass(frozen=True)
-class AnalyzedClause:
-    """A query clause with its index terms (several terms for a phrase or a word like `3-D`)."""
-
-    clause: QueryClause
-    terms: tuple[str, ...]
-
-
-def analyze_clauses(clauses: list[QueryClause]) -> list[AnalyzedClause]:
-    """Index terms of every clause; a clause without any term (punctuation only) is dropped."""
-    analyzed = [AnalyzedClause(c, tuple(terms(c.text))) for c in clauses]
-    return [a for a in analyzed if a.terms]
+from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyzer, terms
 
 
 @lru_cache(maxsize=65_536)

@@ -17,22 +17,29 @@ from typing import NamedTuple
 
 import tantivy
 
+from groundwork.domain.evidence_search.analysis import INDEX_TOKENIZER
+from groundwork.domain.evidence_search.furniture import is_furniture
 from groundwork.search import generations
-from groundwork.search.analysis import INDEX_TOKENIZER
 from groundwork.search.generations import MARKER_FIELD, GenerationalIndex, GenerationWriter, IndexBusy
 
 # 3: stored passages (answers come from the index), title/section/heading fields, the position marker.
 # 4: 4 KiB document store blocks (an index written with 16 KiB blocks is rebuilt once).
-SCHEMA_VERSION = 4
+# 5: the `furniture` mark (navigation, tables of contents, metadata lines rank below prose).
+SCHEMA_VERSION = 5
 # Filter and delete keys: indexed as one raw term each (delete-by-term works on raw text fields).
 KEY_FIELDS = ("workspace_id", "project_id", "source_id", "version_id", "segmenter_id", "unit", "kind", "classification")
 # Document structure that counts in ranking: the document's title and the heading path on every passage,
 # and the nearest heading again on the passage that opens its section.
 STRUCTURE_FIELDS = ("title", "section", "heading")
+# Marks a passage that is document furniture (`domain.evidence_search.furniture`): present, with `FURNITURE`.
+FURNITURE_FIELD = "furniture"
+FURNITURE = "1"
+FURNITURE_SINCE = 5
 
 
-def build_schema() -> tantivy.Schema:
-    """The passage schema: BM25 text and structure, raw key fields, `seq` (the passage's key), the record."""
+def build_schema(version: int = SCHEMA_VERSION) -> tantivy.Schema:
+    """The passage schema of a version: BM25 text and structure, raw key fields, `seq` (the passage's key), the
+    furniture mark (from version 5), the record."""
     builder = tantivy.SchemaBuilder()
     builder.add_integer_field("seq", indexed=True, fast=True)
     builder.add_text_field("text", stored=True, tokenizer_name=INDEX_TOKENIZER, index_option="position")
@@ -41,6 +48,8 @@ def build_schema() -> tantivy.Schema:
     for name in KEY_FIELDS:
         builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(MARKER_FIELD, tokenizer_name="raw", index_option="basic")
+    if version >= FURNITURE_SINCE:
+        builder.add_text_field(FURNITURE_FIELD, tokenizer_name="raw", index_option="basic")
     builder.add_bytes_field("record", stored=True)
     return builder.build()
 
@@ -154,6 +163,7 @@ class CorpusGenerationWriter(GenerationWriter):
     """A corpus generation's writer: adds passages, replaces segmentations, drops versions and segmenters."""
 
     schema_version = SCHEMA_VERSION
+    earlier_schema_versions = frozenset({4})
     # A search reads each passage of its page from the document store: 4 KiB blocks read in about half the
     # time of Tantivy's 16 KiB ones (measured at 1,000,000 passages) for a store about a sixth larger.
     docstore_blocksize = 4096
@@ -185,6 +195,8 @@ class CorpusGenerationWriter(GenerationWriter):
                 ("classification", p.classification),
             ):
                 doc.add_text(name, value)
+            if self.schema_version >= FURNITURE_SINCE and is_furniture(p.text):
+                doc.add_text(FURNITURE_FIELD, FURNITURE)
             doc.add_bytes("record", p.record())
             self.add_document(doc)
             count += 1

@@ -13,21 +13,32 @@ Counting stops at the cap: `collect_ranked` takes the top `cap + 1` hits without
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import tantivy
 
-from groundwork.domain.evidence_search.corpus import MAX_REACHABLE_HITS
-from groundwork.search.analysis import AnalyzedClause
+from groundwork.domain.evidence_search.analysis import AnalyzedClause
+from groundwork.domain.evidence_search.corpus import MAX_REACHABLE_HITS, QueryClause
+from groundwork.search.corpus_index import FURNITURE, FURNITURE_FIELD
 
-# What a word matching the document's structure is worth, as a multiple of its idf in that field: the
-# heading that opens the passage's section, the document title and the heading path say what a passage
-# is about. The text itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the word's idf). Structure
-# scores are constant per match: these fields are short and absent from many passages, where BM25's
-# length normalisation against their tiny average length would crush every match.
-STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 3.0), ("title", 1.5), ("section", 1.0))
+# What a content word matching the document's structure is worth, as a multiple of its idf in the passage text
+# (its rarity in the corpus, so a frequent word lifts little and a stopword never counts): the heading that
+# opens the passage's own section says most about it, the heading path about the section around it, the
+# document title about the whole document. A word counts once, in the strongest field it is in. The text
+# itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the word's idf). Structure scores are constant per
+# match: these fields are short and absent from many passages, where BM25's length normalisation against
+# their tiny average length would crush every match.
+STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 2.5), ("title", 0.5), ("section", 1.0))
+# Two neighbouring words of a question found within this many positions of each other in a passage (about a
+# sentence) add their pair's BM25 again, at this weight: passages that hold them together rank above passages
+# that hold them far apart.
+PROXIMITY_SLOP = 20
+PROXIMITY_WEIGHT = 1.0
+# A furniture passage's score is multiplied by this: below prose that matches as well, still findable.
+FURNITURE_FACTOR = 0.3
 CLASSES = ("general", "financial", "staffing")
 
 _OCCUR = {"should": tantivy.Occur.Should, "must": tantivy.Occur.Must, "must_not": tantivy.Occur.MustNot}
@@ -125,6 +136,10 @@ class IndexStatistics:
         # Every passage has one kind and the marker document has the marker; doc_freq counts deleted ones too,
         # as Tantivy's own idf does (it divides by each segment's max_doc).
         self.passage_docs = sum(searcher.doc_freq("kind", kind) for kind in kinds)
+        try:
+            self.furniture_docs = int(searcher.doc_freq(FURNITURE_FIELD, FURNITURE))
+        except ValueError:  # a generation of an earlier schema, without the mark: nothing is furniture there
+            self.furniture_docs = 0
         total = self.passage_docs + searcher.doc_freq("marker", "applied")
         self.total_docs = max(1, total, searcher.num_docs)
 
@@ -153,26 +168,52 @@ class WeightedClause:
 
 
 def clause_query(schema: tantivy.Schema, analyzed: AnalyzedClause, stats: IndexStatistics) -> WeightedClause:
-    """A word or phrase: BM25 over the text, plus a constant idf-weighted score for each structure field it
-    matches (its rarity in that field makes it count, a field's length does not)."""
-    parts = [(tantivy.Occur.Should, _term_or_phrase(schema, "text", analyzed.terms))]
-    bound = (1.0 + _K1) * stats.idf("text", analyzed.terms)
-    for field, weight in STRUCTURE_WEIGHTS:
-        if not all(stats.doc_freq(field, term) for term in analyzed.terms):
-            continue  # no passage has it there: nothing to add
-        score = weight * stats.idf(field, analyzed.terms)
-        query = _term_or_phrase(schema, field, analyzed.terms)
-        parts.append((tantivy.Occur.Should, tantivy.Query.const_score_query(query, score)))
-        bound += score
-    query = parts[0][1] if len(parts) == 1 else tantivy.Query.boolean_query(parts)
+    """A word or phrase: BM25 over the text, plus a constant score for the strongest structure field it matches,
+    weighted by its rarity in the text (a field's length does not count, and a word repeated in the title,
+    the heading path and the opening heading counts once)."""
+    text = _term_or_phrase(schema, "text", analyzed.terms)
+    idf_text = stats.idf("text", analyzed.terms)
+    structure = [
+        tantivy.Query.const_score_query(_term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
+        for field, weight in STRUCTURE_WEIGHTS
+        if all(stats.doc_freq(field, term) for term in analyzed.terms)  # no passage has it there: nothing to add
+    ]
+    bound = (1.0 + _K1) * idf_text
+    if not structure:
+        return WeightedClause(analyzed, text, bound * 1.001)
+    lift = structure[0] if len(structure) == 1 else tantivy.Query.disjunction_max_query(structure)
+    bound += max(weight for _, weight in STRUCTURE_WEIGHTS) * idf_text
+    query = tantivy.Query.boolean_query([(tantivy.Occur.Should, text), (tantivy.Occur.Should, lift)])
     return WeightedClause(analyzed, query, bound * 1.001)  # a margin for Tantivy's 32-bit arithmetic
+
+
+def proximity_clauses(
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics
+) -> list[WeightedClause]:
+    """Each two neighbouring words of the question, near each other in a passage: a sloppy phrase that lifts
+    passages matching them close together over passages that hold them far apart."""
+    words = [a for a in clauses if a.clause.occur != "must_not" and len(a.terms) == 1]
+    found = []
+    for first, second in itertools.pairwise(words):
+        if first.terms == second.terms:
+            continue
+        pair = (first.terms[0], second.terms[0])
+        query = tantivy.Query.boost_query(
+            tantivy.Query.phrase_query(schema, "text", list(pair), slop=PROXIMITY_SLOP), PROXIMITY_WEIGHT
+        )
+        clause = QueryClause(f"{first.clause.text} {second.clause.text}", True, "should", first.clause.position)
+        bound = PROXIMITY_WEIGHT * (1.0 + _K1) * stats.idf("text", pair)
+        found.append(WeightedClause(AnalyzedClause(clause, pair), query, bound * 1.001))
+    return found
 
 
 def weighted_clauses(
     schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics
 ) -> list[WeightedClause]:
-    """Every clause that ranks or must match, weighed; excluded ones are left to `ranking_query`."""
-    return [clause_query(schema, a, stats) for a in clauses if a.clause.occur != "must_not"]
+    """Every clause that ranks or must match, weighed, and the proximity of neighbouring words; excluded ones
+    are left to `ranking_query`."""
+    weighted = [clause_query(schema, a, stats) for a in clauses if a.clause.occur != "must_not"]
+    return weighted + proximity_clauses(schema, clauses, stats)
 
 
 def ranking_query(
@@ -261,6 +302,19 @@ def filter_clauses(
     return parts
 
 
+def furniture_below_prose(
+    schema: tantivy.Schema, ranking: tantivy.Query, stats: IndexStatistics | None
+) -> tantivy.Query:
+    """`ranking`, with a furniture passage's score scaled down: it ranks below prose that matches as well."""
+    if stats is None or not stats.furniture_docs:
+        return ranking
+    furniture = tantivy.Query.term_query(schema, FURNITURE_FIELD, FURNITURE)
+    prose = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking), (tantivy.Occur.MustNot, furniture)])
+    scaled = tantivy.Query.boost_query(ranking, FURNITURE_FACTOR)
+    framing = tantivy.Query.boolean_query([(tantivy.Occur.Must, scaled), (tantivy.Occur.Must, _const(furniture))])
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, prose), (tantivy.Occur.Should, framing)])
+
+
 def build_query(
     schema: tantivy.Schema,
     clauses: list[AnalyzedClause],
@@ -274,6 +328,7 @@ def build_query(
     add nothing to the score. `required`: only documents matching one of these clauses (scores unchanged).
     `ranking`: a ranking query to use instead of the clauses' own."""
     ranking = ranking if ranking is not None else ranking_query(schema, clauses, stats)
+    ranking = furniture_below_prose(schema, ranking, stats)
     parts = [(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters, stats)]
     if required is not None:
         # Scored zero and intersected, so a document's score is exactly its score in the whole query.

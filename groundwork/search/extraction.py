@@ -64,6 +64,19 @@ _BLOCK_TAGS = {
 }  # fmt: skip
 _SKIPPED_TAGS = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "nav"}
 _CELL_TAGS = {"td", "th"}
+_FENCE_RUN = re.compile(r"^ {0,3}`{3,}", re.M)
+
+
+# A `<pre>` block: kept as a fenced code block, so a line in it that starts with `#` (a shell prompt, a comment)
+# is never read as a heading.
+_CODE = -1
+
+
+def _fenced(code: str) -> str:
+    """`code` between fences longer than any run of backticks that starts one of its lines."""
+    longest = max((len(m.group(0)) for m in _FENCE_RUN.finditer(code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{code}\n{fence}"
 
 
 class _HTMLBlocks(HTMLParser):
@@ -85,7 +98,7 @@ class _HTMLBlocks(HTMLParser):
         if self._pre:
             text = raw.strip("\n")
             if text.strip():
-                self.blocks.append((0, text))
+                self.blocks.append((_CODE, text))
             return
         text = _WHITESPACE.sub(" ", raw).strip()
         if text:
@@ -139,7 +152,10 @@ def extract_html(data: bytes) -> Extracted:
         raise ExtractionError(f"unreadable HTML ({exc})") from None
     lines = []
     for level, block in parser.blocks:
-        lines.append(f"{'#' * level} {block}" if level else block)
+        if level == _CODE:
+            lines.append(_fenced(block))
+        else:
+            lines.append(f"{'#' * level} {block}" if level else block)
     title = parser.title or next((b for level, b in parser.blocks if level == 1), None)
     return Extracted("\n\n".join(lines), title)
 

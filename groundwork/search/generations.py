@@ -73,7 +73,11 @@ def _with_docstore_blocksize(path: Path, blocksize: int) -> tantivy.Index:
 class GenerationWriter:
     """The writer of one generation: changes become visible with `commit`, which records the log position."""
 
+    # The schema (and analysis) version this code builds. A generation of one of the earlier versions still
+    # serves, and is kept up to date, until a rebuild of the current version replaces it: changing the analysis
+    # never leaves a moment without an index.
     schema_version = 1
+    earlier_schema_versions: ClassVar[frozenset[int]] = frozenset()
     # Whether each commit carries its log position in a marker document (the schema then has `marker`).
     records_position: ClassVar[bool] = False
     # Tantivy's indexing threads (0: one per core). Each thread flushes its own segment at every commit.
@@ -83,9 +87,14 @@ class GenerationWriter:
     # document decompresses its whole block, so an index read for a page of passages wants small blocks.
     docstore_blocksize: ClassVar[int | None] = None
 
-    def __init__(self, path: Path, schema: tantivy.Schema, *, heap_bytes: int) -> None:
+    def __init__(
+        self, path: Path, schema: tantivy.Schema, *, heap_bytes: int, schema_version: int | None = None
+    ) -> None:
         self.path = path
         self.name = path.name
+        # An earlier version's generation is written in its own schema until it is replaced.
+        if schema_version is not None:
+            self.schema_version = schema_version
         fresh = not (path / "meta.json").exists()
         self._index = tantivy.Index(schema, path=str(path), reuse=True)
         if fresh and self.docstore_blocksize is not None:
@@ -145,6 +154,10 @@ class Snapshot:
     searcher: tantivy.Searcher
     applied_seq: int
     generation: str
+    # The generation's own schema and its version: queries are built against them (an earlier version's
+    # generation serves until its rebuild switches).
+    schema: tantivy.Schema | None = None
+    schema_version: int = 0
     # Values computed once per snapshot (e.g. corpus statistics), by name.
     memo: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -203,6 +216,7 @@ class GenerationalIndex(Generic[W]):
         self._lock = threading.Lock()
         self._current_sig: tuple[int, int] | None = None
         self._current: str | None = None
+        self._current_version = 0
         self._reader: tantivy.Index | None = None
         self._reader_generation: str | None = None
         self._reader_sig: tuple[int, int, int] | None = None
@@ -218,7 +232,10 @@ class GenerationalIndex(Generic[W]):
         )
 
     def _open_writer(self, path: Path) -> W:
-        writer = self.writer_class(path, self.schema, heap_bytes=self.heap_bytes)
+        state = _read_json(path / _STATE_FILE) or {}
+        version = int(state.get("schema_version", self.writer_class.schema_version))
+        schema = self.schema if version == self.writer_class.schema_version else tantivy.Index.open(str(path)).schema
+        writer = self.writer_class(path, schema, heap_bytes=self.heap_bytes, schema_version=version)
         writer.on_commit = self.mark_stale
         return writer  # type: ignore[return-value]
 
@@ -245,7 +262,7 @@ class GenerationalIndex(Generic[W]):
     # -- generations ---------------------------------------------------------------------------------
 
     def current_generation(self) -> str | None:
-        """The generation that serves, if it exists and has this code's schema."""
+        """The generation that serves, if it exists and has this code's schema or an earlier one it still serves."""
         path = self.root / _CURRENT_FILE
         try:
             stat = path.stat()
@@ -256,9 +273,16 @@ class GenerationalIndex(Generic[W]):
         if sig != self._current_sig:
             name = path.read_text(encoding="utf-8").strip()
             state = _read_json(self.root / name / _STATE_FILE) if name else None
-            usable = state is not None and state.get("schema_version") == self.writer_class.schema_version
+            version = state.get("schema_version") if state is not None else None
+            servable = {self.writer_class.schema_version, *self.writer_class.earlier_schema_versions}
+            usable = version in servable
             self._current_sig, self._current = sig, name if usable else None
+            self._current_version = int(version) if usable and version is not None else 0
         return self._current
+
+    def outdated(self) -> bool:
+        """Whether the serving generation has an earlier schema version than this code builds (rebuild it)."""
+        return self.current_generation() is not None and self._current_version != self.writer_class.schema_version
 
     def committed_position(self) -> int:
         """The change-log position the serving generation's last commit reached (0 when none serves)."""
@@ -385,7 +409,7 @@ class GenerationalIndex(Generic[W]):
                 self._reader_sig = sig
                 searcher = self._reader.searcher()
                 position = _marker_position(self._reader, searcher) if self.writer_class.records_position else 0
-                self._snapshot = Snapshot(searcher, position, current)
+                self._snapshot = Snapshot(searcher, position, current, self._reader.schema, self._current_version)
             return self._snapshot
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import tantivy
 
+from groundwork.domain.evidence_search.analysis import INDEX_TOKENIZER
 from groundwork.search import generations
-from groundwork.search.analysis import INDEX_TOKENIZER
 from groundwork.search.generations import GenerationalIndex, GenerationWriter
 
 SCHEMA_VERSION = 1

@@ -6,9 +6,9 @@ import asyncio
 import functools
 from typing import Any
 
+from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.domain.evidence_search.corpus import QueryClause
 from groundwork.persistence.repositories.context_engine import packages as repo
-from groundwork.search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.search.corpus_search import HitPage, restricted, search_page, text_query
 from groundwork.search.failures import reading
 from groundwork.search.package_index import package_index

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import tantivy
 
+from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.domain.evidence_search.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories.evidence_search import corpus as repo
-from groundwork.search.analysis import AnalyzedClause, analyze_clauses, highlighter
+from groundwork.search.analysis import highlighter
 from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index, read_record
 from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.failures import IndexUnreadable, reading
@@ -194,7 +195,14 @@ async def project_passages(
     )
     # Grounding quotes passages and never shows highlights: finding them was most of this search's CPU.
     read = functools.partial(
-        search_snapshot, snapshot, index.schema, clauses, filters, limit=limit, after=None, highlights=False
+        search_snapshot,
+        snapshot,
+        snapshot.schema or index.schema,
+        clauses,
+        filters,
+        limit=limit,
+        after=None,
+        highlights=False,
     )
     with reading(index):
         _, passages = read() if runs_inline(snapshot, clauses) else await asyncio.to_thread(read)

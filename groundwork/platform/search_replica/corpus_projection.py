@@ -23,7 +23,8 @@ _UNITS_PER_LOAD = 500
 _REBUILD_BATCH = 20_000
 
 
-def _indexed(row: dict[str, Any]) -> IndexedPassage:
+def indexed_passage(row: dict[str, Any]) -> IndexedPassage:
+    """What the index holds of a passage row."""
     return IndexedPassage(
         seq=int(row["seq"]),
         text=row["text"],
@@ -53,7 +54,7 @@ async def rebuild_index(index: CorpusIndex, progress: Callable[[int], None] | No
         index,
         await repo.last_index_change(),
         repo.indexable_passages_after,
-        lambda generation, rows: generation.add_passages([_indexed(r) for r in rows]),
+        lambda generation, rows: generation.add_passages([indexed_passage(r) for r in rows]),
         progress,
         _REBUILD_BATCH,
     )
@@ -77,7 +78,7 @@ async def _apply_change_set(writer: CorpusGenerationWriter, changes: list[dict[s
             chunk = pending[start : start + _UNITS_PER_LOAD]
             by_unit: dict[tuple[str, str], list[IndexedPassage]] = defaultdict(list)
             for row in await repo.indexable_passages_of(chunk):
-                by_unit[(row["source_version_id"], row["segmenter_id"])].append(_indexed(row))
+                by_unit[(row["source_version_id"], row["segmenter_id"])].append(indexed_passage(row))
             await asyncio.to_thread(_replace_units, writer, chunk, by_unit)
         pending.clear()
 

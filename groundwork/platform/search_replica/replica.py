@@ -116,6 +116,12 @@ class _Follower:
         try:
             self.applied_seq = await self._catch_up()
             self.caught_up.set()
+            if await asyncio.to_thread(self.index.outdated):
+                # A new analysis: build its generation beside the serving one, which answers until the switch.
+                log.info("rebuilding the %s index of this replica for its new analysis version", self.name)
+                async with self.index.write_lock():
+                    await self._rebuild()
+                self.applied_seq = await self._catch_up()
         except IndexBusy:
             log.error("the %s index of this replica is held by another process; retrying", self.name)
         except Exception:  # the next round retries; never let the follower die silently

@@ -37,6 +37,7 @@ from groundwork.domain.context_engine.model import (
 )
 from groundwork.domain.context_engine.views import EvidenceView, PackageView, Provenance, ProviderView
 from groundwork.domain.errors import FieldError, InvalidRequest, NotFound, ValidationFailed
+from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_clauses, analyze_question, terms
 from groundwork.domain.evidence_search.corpus import (
     MAX_QUERY_CHARS,
     MAX_REACHABLE_HITS,
@@ -50,7 +51,6 @@ from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence.repositories.context_engine import packages as repo
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.reads import readable
-from groundwork.search.analysis import AnalyzedClause, analyze_clauses, terms
 from groundwork.search.package_index import package_index
 from groundwork.search.package_search import find_packages
 from groundwork.services.evidence_search.search import CONTEXT_READ, search_scope
@@ -307,7 +307,7 @@ def _clauses(query: str, path: str) -> list[AnalyzedClause]:
         raise InvalidRequest(
             "The query is too long.", [FieldError(path, f"must be at most {MAX_QUERY_CHARS} characters")]
         )
-    clauses = analyze_clauses(parse_query(query))
+    clauses = analyze_question(parse_query(query))
     if not any(a.clause.occur != "must_not" for a in clauses):
         raise InvalidQuery("no searchable word: use letters or digits", 0)
     return clauses

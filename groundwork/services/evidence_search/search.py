@@ -21,6 +21,7 @@ from typing import Any
 
 from groundwork.domain.context_engine.model import allowed_classes
 from groundwork.domain.errors import FieldError, InvalidRequest, NotFound
+from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_question
 from groundwork.domain.evidence_search.corpus import (
     MAX_QUERY_CHARS,
     SOURCE_KINDS,
@@ -35,7 +36,6 @@ from groundwork.persistence.repositories.evidence_search import corpus as repo
 from groundwork.platform.caches.invalidated_cache import InvalidatedCache
 from groundwork.platform.caches.serving import forget_on
 from groundwork.platform.search_replica.reads import SearchIndexUnavailable, readable
-from groundwork.search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.search.corpus_index import corpus_index
 from groundwork.search.corpus_search import SearchFilters
 from groundwork.search.passages import (
@@ -113,7 +113,7 @@ def _validate(search: CorpusSearch) -> None:
 
 
 def _analyzed(clauses: list[QueryClause]) -> list[AnalyzedClause]:
-    analyzed = analyze_clauses(clauses)
+    analyzed = analyze_question(clauses)
     if not any(a.clause.occur != "must_not" for a in analyzed):
         first = next((c for c in clauses if c.occur != "must_not"), clauses[0])
         raise InvalidQuery("no searchable word: use letters or digits", first.position)
@@ -173,7 +173,14 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         kind=search.kind,
     )
     read = functools.partial(
-        search_snapshot, snapshot, index.schema, clauses, filters, limit=page_req.limit, after=after, offset=offset
+        search_snapshot,
+        snapshot,
+        snapshot.schema or index.schema,
+        clauses,
+        filters,
+        limit=page_req.limit,
+        after=after,
+        offset=offset,
     )
     with readable(index):
         page, passages = read() if runs_inline(snapshot, clauses) else await asyncio.to_thread(read)

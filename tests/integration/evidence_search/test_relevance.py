@@ -9,7 +9,7 @@ import httpx
 
 from groundwork.demo.corpus import CORPUS_DIR
 from tests.conftest import Workspace
-from tests.integration.evidence_search.helpers import contribute, search
+from tests.integration.evidence_search.helpers import contribute, marked, search
 
 RUNBOOK = (CORPUS_DIR / "PAY" / "runbooks" / "settlement-job-failures.md").read_text(encoding="utf-8")
 
@@ -42,3 +42,62 @@ async def test_a_title_match_lifts_a_documents_passages_above_a_mere_mention(
     await contribute(workspace, "ALPHA", "notes.md", "# Weekly notes\n\nThe vault came up briefly; rotation later.")
     hits = (await search(client, workspace, key, "vault rotation"))["data"]
     assert [h["source"]["uri"] for h in hits] == ["vault.md", "notes.md"]
+
+
+async def test_stopwords_and_question_words_neither_match_nor_highlight(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
+    key = await workspace.key(admin=True)
+    await contribute(
+        workspace, "ALPHA", "sms.md", "# SMS\n\nNo messages are sent to customers between 21:00 and 08:00."
+    )
+    await contribute(workspace, "ALPHA", "grammar.md", "# Notes\n\nWhat can we do when it is the end of the day?")
+    hits = (await search(client, workspace, key, "can we send messages to customers at night"))["data"]
+    # The grammar-only passage shares "can", "we", "to", "at" with the question: none of them counts.
+    assert [h["source"]["uri"] for h in hits] == ["sms.md"]
+    assert marked(hits[0]) == ["messages", "customers"]
+
+
+async def test_document_furniture_ranks_below_prose_that_matches_as_well(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
+    key = await workspace.key(admin=True)
+    await contribute(
+        workspace,
+        "ALPHA",
+        "runbook.md",
+        "# Settlement runbook\n\nOwner: Payments platform team. Pager: `payments-oncall`.\n\n"
+        "## Contents\n\n3.1. Settlement file checks\n\n"
+        "The payments team checks the settlement file before 06:00 and pages on-call if it is missing.",
+    )
+    hits = (await search(client, workspace, key, "payments settlement file"))["data"]
+    texts = [h["text"] for h in hits]
+    prose = next(i for i, t in enumerate(texts) if t.startswith("The payments team checks"))
+    assert prose == 0
+    # Still findable: furniture ranks lower, it is not hidden.
+    assert any(t.startswith("Owner:") for t in texts) and any(t.startswith("3.1.") for t in texts)
+
+
+async def test_a_phrase_and_a_required_stopword_still_count(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
+    key = await workspace.key(admin=True)
+    await contribute(workspace, "ALPHA", "a.md", "# A\n\nThe job does not retry on its own.")
+    await contribute(workspace, "ALPHA", "b.md", "# B\n\nThe job retries on its own schedule.")
+    phrase = (await search(client, workspace, key, '"does not retry" job'))["data"]
+    assert [h["source"]["uri"] for h in phrase] == ["a.md", "b.md"][: len(phrase)] and phrase[0]["source"][
+        "uri"
+    ] == "a.md"
+    assert "does not retry" in marked(phrase[0])
+    required = (await search(client, workspace, key, "+not job"))["data"]
+    assert [h["source"]["uri"] for h in required] == ["a.md"]
+
+
+async def test_a_query_of_stopwords_only_still_answers(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
+    key = await workspace.key(admin=True)
+    await contribute(workspace, "ALPHA", "song.md", "# Lyrics\n\nTo be or not to be.")
+    hits = (await search(client, workspace, key, "to be or not"))["data"]
+    assert [h["source"]["uri"] for h in hits] == ["song.md"]
+    assert set(marked(hits[0])) >= {"To", "be", "or", "not"}

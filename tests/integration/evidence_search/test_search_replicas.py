@@ -14,13 +14,15 @@ from typing import Any
 
 import httpx
 import pytest
+from ulid import ULID
 
 from groundwork.config import Settings
+from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
 from groundwork.platform.search_replica import replica as search_replica
-from groundwork.platform.search_replica.corpus_projection import catch_up_index
+from groundwork.platform.search_replica.corpus_projection import catch_up_index, indexed_passage
 from groundwork.platform.search_replica.replica import SearchReplica
 from groundwork.search import corpus_index
-from groundwork.search.corpus_index import CorpusIndex
+from groundwork.search.corpus_index import SCHEMA_VERSION, CorpusGenerationWriter, CorpusIndex, build_schema
 from groundwork.search.failures import IndexUnreadable
 from groundwork.search.passages import project_passages
 from groundwork.search.replica_directory import claim_directory
@@ -279,3 +281,56 @@ def test_a_process_without_a_replica_reports_no_lag() -> None:
 @pytest.fixture(autouse=True)
 def _no_replica_left_running() -> None:
     assert search_replica.search_replica_state() is None
+
+
+async def _write_earlier_analysis_generation(index_dir: Path, version: int) -> str:
+    """A corpus generation built by an earlier analysis version (its schema, its writer), serving: as a replica
+    left by the release before this one."""
+    folder = index_dir / "corpus"
+    path = folder / f"gen-{ULID()}"
+    path.mkdir(parents=True)
+    writer = CorpusGenerationWriter(path, build_schema(version), heap_bytes=50_000_000, schema_version=version)
+    rows = await corpus_repo.indexable_passages_after(0, 1_000_000)
+    writer.add_passages([indexed_passage(row) for row in rows])
+    writer.commit(await corpus_repo.last_index_change())
+    writer.close()
+    (folder / "CURRENT").write_text(path.name)
+    return path.name
+
+
+def _serving_version(index_dir: Path) -> int:
+    folder = index_dir / "corpus"
+    state = json.loads((folder / (folder / "CURRENT").read_text().strip() / "groundwork.json").read_text())
+    return int(state["schema_version"])
+
+
+async def test_a_new_analysis_is_built_beside_the_old_one_and_every_source_stays_findable_until_the_switch(
+    settings: Settings, workspace: Workspace, tmp_path: Path
+) -> None:
+    key = await workspace.key(admin=True)
+    await _ingest_in_postgresql_only(workspace, "notes/quokka.txt", "The quokka ledger closes on Mondays.")
+    earlier = min(CorpusGenerationWriter.earlier_schema_versions)
+    old = await _write_earlier_analysis_generation(tmp_path, earlier)
+    build = CorpusIndex.at(tmp_path).write_lock()
+    await build.acquire()  # the replica cannot rebuild yet: the earlier analysis must answer meanwhile
+    try:
+        async with _api_with_replica(settings, tmp_path) as http:
+            assert await _texts(http, workspace, key, "what is the quokka ledger") == [
+                "The quokka ledger closes on Mondays."
+            ]
+            assert _serving_version(tmp_path) == earlier
+            build.release()
+            served = []
+            deadline = time.monotonic() + DEADLINE
+            while _serving_version(tmp_path) != SCHEMA_VERSION:
+                # Never an empty answer and never a 503 while the new analysis is built beside the old one.
+                assert await _texts(http, workspace, key, "quokka ledger") == ["The quokka ledger closes on Mondays."]
+                served.append(_serving_version(tmp_path))
+                assert time.monotonic() < deadline, "the new analysis was not switched in"
+                await asyncio.sleep(0.01)
+            assert await _texts(http, workspace, key, "quokka ledger") == ["The quokka ledger closes on Mondays."]
+            assert (tmp_path / "corpus" / "CURRENT").read_text().strip() != old
+            assert set(served) <= {earlier}
+    finally:
+        if build.locked():
+            build.release()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from groundwork.domain.evidence_search.analysis import analyze_clauses
 from groundwork.domain.evidence_search.corpus import parse_query
-from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
 from groundwork.search.corpus_search import SearchFilters
 from groundwork.search.passages import search_snapshot

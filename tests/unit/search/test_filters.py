@@ -8,8 +8,8 @@ from pathlib import Path
 
 import tantivy
 
+from groundwork.domain.evidence_search.analysis import analyze_clauses
 from groundwork.domain.evidence_search.corpus import parse_query
-from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
 from groundwork.search.corpus_search import SearchFilters, filter_clauses
 from groundwork.search.passages import search_snapshot, snapshot_statistics

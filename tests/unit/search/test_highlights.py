@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from groundwork.domain.evidence_search.analysis import analyze_clauses
 from groundwork.domain.evidence_search.corpus import parse_query
-from groundwork.search.analysis import analyze_clauses, highlight_ranges
+from groundwork.search.analysis import highlight_ranges
 
 
 def _marked(text: str, query: str) -> list[str]:

@@ -8,8 +8,8 @@ import random
 import pytest
 import tantivy
 
+from groundwork.domain.evidence_search.analysis import analyze_clauses
 from groundwork.domain.evidence_search.corpus import parse_query
-from groundwork.search.analysis import analyze_clauses
 from groundwork.search.corpus_index import build_schema
 from groundwork.search.corpus_search import SearchFilters, build_query, collect_ranked, ranked_page
 

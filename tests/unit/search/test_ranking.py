@@ -1,0 +1,62 @@
+"""Structure counts in proportion: a heading lifts a passage by the rarity of the content words it matches,
+so a heading of stopwords and one frequent word never outranks prose matching two rarer words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from groundwork.domain.evidence_search.analysis import analyze_question
+from groundwork.domain.evidence_search.corpus import parse_query
+from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
+from groundwork.search.corpus_search import SearchFilters
+from groundwork.search.passages import search_snapshot
+
+
+def _passage(seq: int, text: str, section: str, *, opens_section: bool = False) -> IndexedPassage:
+    return IndexedPassage(
+        seq,
+        text,
+        "ws_a",
+        "prj_a",
+        f"src_{seq}",
+        f"srcv_{seq}",
+        "paragraph@1",
+        "markdown",
+        passage_id=f"psg_{seq}",
+        title=section.split(" > ")[0],
+        section=section,
+        opens_section=opens_section,
+    )
+
+
+def _ranked(index: CorpusIndex, query: str) -> list[str]:
+    snapshot = index.snapshot()
+    assert snapshot is not None
+    _, passages = search_snapshot(
+        snapshot,
+        index.schema,
+        analyze_question(parse_query(query)),
+        SearchFilters("ws_a", ["prj_a"]),
+        limit=50,
+        after=None,
+    )
+    return [p.id for p in passages]
+
+
+def test_a_heading_of_stopwords_and_one_frequent_word_ranks_below_prose_matching_two_rarer_words(
+    tmp_path: Path,
+) -> None:
+    index = CorpusIndex(tmp_path)
+    generation = index.new_generation()
+    # "settlement" is in most passages; "file" and "late" in few.
+    notes = [_passage(seq, f"The settlement ran on day {seq} as planned.", f"Note {seq}") for seq in range(1, 30)]
+    heading = _passage(30, "The team meets on Mondays.", "When we run the settlement", opens_section=True)
+    prose = _passage(31, "When the PSP file is late, the job waits an hour.", "Runbook")
+    file_only = _passage(32, "The file arrived on time.", "Other")
+    generation.add_passages([*notes, heading, prose, file_only])
+    generation.commit(1)
+    index.publish(generation)
+    ranked = _ranked(index, "what happens when the settlement file is late")
+    assert ranked[0] == "psg_31"
+    # "when" and "we" count for nothing and "settlement" for little: even one rare word in prose ranks above.
+    assert ranked.index("psg_30") > ranked.index("psg_32")
