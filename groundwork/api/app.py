@@ -30,6 +30,7 @@ from groundwork.api.browser_assets import (
 from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
+from groundwork.api.input_policy.middleware import InputPolicyMiddleware
 from groundwork.api.internal.context_engine import ContextContributionController, ContextProviderController
 from groundwork.api.internal.evidence_search import CorpusSourceController
 from groundwork.api.mcp.server import build_mcp_server, current_principal
@@ -71,6 +72,7 @@ def _middleware(settings: Settings, temporal: TemporalConnection) -> list[Any]:
         TemporalMiddleware(temporal),
         AuthMiddleware(TokenBuckets(settings.anonymous_rate_limit_per_minute)),
         RateLimitMiddleware(TokenBuckets(settings.rate_limit_per_minute)),
+        InputPolicyMiddleware(settings.max_body_bytes),
         IdempotencyMiddleware(settings.max_body_bytes, settings.keyring),
     ]
 
