@@ -64,7 +64,12 @@ from groundwork.services.enhancement import run_waits
 # (C implementations; uvicorn's defaults fall back to pure Python when they are missing). A stopping server
 # lets requests in flight finish for as long as the longest `?wait` (30 s) and a little more, then cancels
 # them: uvicorn's default is to wait for ever, so one stuck request would keep the process from stopping.
-SERVER_OPTIONS: dict[str, Any] = {"loop": "uvloop", "http": "httptools", "timeout_graceful_shutdown": 35}
+# The HTTP protocol is httptools' with the request head bounded and refused as problem+json (api/http_protocol.py).
+SERVER_OPTIONS: dict[str, Any] = {
+    "loop": "uvloop",
+    "http": "groundwork.api.http_protocol:GroundworkHttpProtocol",
+    "timeout_graceful_shutdown": 35,
+}
 
 
 def _middleware(settings: Settings, temporal: TemporalConnection) -> list[Any]:

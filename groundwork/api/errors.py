@@ -25,11 +25,9 @@ PROBLEM_JSON = "application/problem+json"
 _TYPE_BASE = "https://groundwork.dev/problems/"
 
 
-def problem(
-    status: int, code: str, title: str, detail: str, headers: dict[str, str] | None = None, **extra: Any
-) -> Response[dict[str, Any]]:
-    """A problem+json response with the stable `code` and any extra members."""
-    body = {
+def problem_body(status: int, code: str, title: str, detail: str, **extra: Any) -> dict[str, Any]:
+    """The RFC 9457 members of a problem, with the stable `code` and any extra members."""
+    return {
         "type": _TYPE_BASE + code.replace("_", "-"),
         "title": title,
         "status": status,
@@ -37,6 +35,13 @@ def problem(
         "code": code,
         **extra,
     }
+
+
+def problem(
+    status: int, code: str, title: str, detail: str, headers: dict[str, str] | None = None, **extra: Any
+) -> Response[dict[str, Any]]:
+    """A problem+json response with the stable `code` and any extra members."""
+    body = problem_body(status, code, title, detail, **extra)
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
