@@ -70,6 +70,7 @@ class InputPolicyMiddleware(ASGIMiddleware):
         return route
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        """Check the query string, then the body (read once and handed on), against the route's declarations."""
         route = self._route(scope)
         if route is None:
             await next_app(scope, receive, send)
