@@ -93,13 +93,19 @@ class EnhancementActivities:
         if item is None:
             item = await work_item_repo.get_work_item(run.workspace_id, run.target_id)
         if item is None:
-            raise ApplicationError("the target work item no longer exists", non_retryable=True, type="target_gone")
+            raise ApplicationError(
+                "The run's work item was deleted while the run was open; nothing was changed.",
+                non_retryable=True,
+                type="target_gone",
+            )
         try:
             return await self.evidence.for_run(run, item)
         except Exception as exc:  # retried; after the last attempt the run fails with this code
             log.warning("gathering evidence for %s failed: %s", run.id, exc)
             raise ApplicationError(
-                f"the run's evidence could not be gathered: {type(exc).__name__}", type="evidence_unavailable"
+                "The run's evidence could not be gathered: the search index or the database did not answer. "
+                "Create the run again once they are back.",
+                type="evidence_unavailable",
             ) from exc
 
     @activity.defn(name="enhancement_prepare_run")

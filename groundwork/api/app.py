@@ -30,6 +30,7 @@ from groundwork.api.browser_assets import (
 from groundwork.api.errors import EXCEPTION_HANDLERS
 from groundwork.api.graphql.schema import GraphQLController
 from groundwork.api.idempotency import IdempotencyMiddleware
+from groundwork.api.input_policy.middleware import InputPolicyMiddleware
 from groundwork.api.internal.context_engine import ContextContributionController, ContextProviderController
 from groundwork.api.internal.evidence_search import CorpusSourceController
 from groundwork.api.mcp.server import build_mcp_server, current_principal
@@ -63,7 +64,12 @@ from groundwork.services.enhancement import run_waits
 # (C implementations; uvicorn's defaults fall back to pure Python when they are missing). A stopping server
 # lets requests in flight finish for as long as the longest `?wait` (30 s) and a little more, then cancels
 # them: uvicorn's default is to wait for ever, so one stuck request would keep the process from stopping.
-SERVER_OPTIONS: dict[str, Any] = {"loop": "uvloop", "http": "httptools", "timeout_graceful_shutdown": 35}
+# The HTTP protocol is httptools' with the request head bounded and refused as problem+json (api/http_protocol.py).
+SERVER_OPTIONS: dict[str, Any] = {
+    "loop": "uvloop",
+    "http": "groundwork.api.http_protocol:GroundworkHttpProtocol",
+    "timeout_graceful_shutdown": 35,
+}
 
 
 def _middleware(settings: Settings, temporal: TemporalConnection) -> list[Any]:
@@ -71,6 +77,7 @@ def _middleware(settings: Settings, temporal: TemporalConnection) -> list[Any]:
         TemporalMiddleware(temporal),
         AuthMiddleware(TokenBuckets(settings.anonymous_rate_limit_per_minute)),
         RateLimitMiddleware(TokenBuckets(settings.rate_limit_per_minute)),
+        InputPolicyMiddleware(settings.max_body_bytes),
         IdempotencyMiddleware(settings.max_body_bytes, settings.keyring),
     ]
 

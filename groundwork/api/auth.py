@@ -16,8 +16,19 @@ from groundwork.services.tenancy import api_keys
 
 # Routes anyone may reach: probes, API docs, and the GraphiQL page (its queries still need a key).
 PUBLIC_PATHS = ("/health/", "/schema")
-# GraphQL answers the GraphiQL page without a key; its resolvers demand a principal themselves.
+# GraphQL answers the GraphiQL page without a key; its resolvers demand a principal themselves, and answer a
+# missing or unusable key the way they answer a missing scope (`AUTH_REFUSAL` holds why there is no principal).
 OPTIONAL_PATHS = ("/graphql",)
+AUTH_REFUSAL = "groundwork.auth_refusal"
+
+
+def unauthenticated(key: str | None) -> Unauthenticated:
+    """The refusal of a request without a usable key: none sent, or an unknown or revoked one."""
+    return Unauthenticated(
+        "Send a valid API key as `Authorization: Bearer <key>`."
+        if key is None
+        else "The API key is unknown or revoked."
+    )
 
 
 def bearer_key(scope: Scope) -> str | None:
@@ -74,12 +85,10 @@ class AuthMiddleware(ASGIMiddleware):
         if handler_opt.get("internal") and (principal is None or principal.kind != "provider"):
             # The internal API exists only for provider credentials: to anyone else it is not there.
             raise NotFound("No such resource.")
-        if principal is None and not (optional and key is None):
-            raise Unauthenticated(
-                "Send a valid API key as `Authorization: Bearer <key>`."
-                if key is None
-                else "The API key is unknown or revoked."
-            )
+        if principal is None and not optional:
+            raise unauthenticated(key)
+        if principal is None:
+            scope[AUTH_REFUSAL] = unauthenticated(key)  # type: ignore[literal-required]
         scope["user"] = principal
         needed = required_scope(scope)
         if needed and principal is not None and not principal.has_scope(needed):

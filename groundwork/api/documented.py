@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from litestar.params import Parameter
+
+from groundwork.domain.pagination import MAX_LIMIT
 
 # At least one character that is not whitespace: what "non-empty" means for names and texts.
 NOT_BLANK = r"\S"
@@ -18,6 +21,10 @@ NOT_BLANK = r"\S"
 HTTP_URL = r"^https?://[A-Za-z0-9.-]+(:[1-9][0-9]{0,4})?(/[^\s#@]*)?$"
 # A search query names at least one searchable word (letters or digits), or it is refused.
 SEARCHABLE = "[A-Za-z0-9]"
+
+
+# A list's page size: its range is the pagination rule's (`page_request`), so every transport refuses it alike.
+LIMIT = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT})
 
 
 def documented(**schema: Any) -> msgspec.Meta:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 import asyncpg
@@ -17,6 +16,7 @@ from litestar.exceptions import (
 )
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
+from groundwork.api.input_policy.wording import from_msgspec
 from groundwork.domain.errors import GroundworkError, UnusableValue
 from groundwork.platform.outages import unavailable
 
@@ -25,11 +25,9 @@ PROBLEM_JSON = "application/problem+json"
 _TYPE_BASE = "https://groundwork.dev/problems/"
 
 
-def problem(
-    status: int, code: str, title: str, detail: str, headers: dict[str, str] | None = None, **extra: Any
-) -> Response[dict[str, Any]]:
-    """A problem+json response with the stable `code` and any extra members."""
-    body = {
+def problem_body(status: int, code: str, title: str, detail: str, **extra: Any) -> dict[str, Any]:
+    """The RFC 9457 members of a problem, with the stable `code` and any extra members."""
+    return {
         "type": _TYPE_BASE + code.replace("_", "-"),
         "title": title,
         "status": status,
@@ -37,6 +35,13 @@ def problem(
         "code": code,
         **extra,
     }
+
+
+def problem(
+    status: int, code: str, title: str, detail: str, headers: dict[str, str] | None = None, **extra: Any
+) -> Response[dict[str, Any]]:
+    """A problem+json response with the stable `code` and any extra members."""
+    body = problem_body(status, code, title, detail, **extra)
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
@@ -47,31 +52,15 @@ def groundwork_error_handler(_: Request[Any, Any, Any], exc: GroundworkError) ->
     return problem(exc.status, exc.code, exc.title, exc.detail, headers, **exc.extra)
 
 
-# msgspec says e.g. "Object contains unknown field `x` - at `$.fields`" or "Expected `str`, got `int` - at `$.title`".
-_AT = re.compile(r"^(?P<message>.*?)(?: - at `(?P<path>[^`]*)`)?$")
-
-
 def _validation_errors(exc: ValidationException) -> list[dict[str, str]]:
+    """Litestar's own refusals of a parameter (the input policy refuses most before it), in the policy's words:
+    the parameter as the caller wrote it, what it accepts."""
     errors: list[dict[str, str]] = []
-    extra = exc.extra if isinstance(exc.extra, list) else []
-    for item in extra:
+    for item in exc.extra if isinstance(exc.extra, list) else []:
         if isinstance(item, dict):
-            key = str(item.get("key") or "body")
-            source = item.get("source")
-            errors.append(
-                {
-                    "path": f"{source}.{key}" if source and source != "body" else key,
-                    "message": str(item.get("message", "invalid")),
-                }
-            )
-    if not errors:
-        match = _AT.match(str(exc.detail))
-        if match and match.group("path"):
-            path = match.group("path").replace("$.", "").replace("$", "body") or "body"
-            errors.append({"path": path, "message": match.group("message")})
-        else:
-            errors.append({"path": "body", "message": str(exc.detail)})
-    return errors
+            refused = from_msgspec(str(item.get("message", "")))
+            errors.append({"path": str(item.get("key") or refused.path), "message": refused.message})
+    return errors or [{"path": "request", "message": "is not valid"}]
 
 
 def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
@@ -87,15 +76,12 @@ def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Respons
     if isinstance(exc, ValidationException) or exc.status_code == 400:
         detail = str(exc.detail)
         if "JSON" in detail or "decode" in detail.lower() or "malformed" in detail.lower():
-            return problem(
-                400,
-                "invalid_request",
-                "Invalid request",
-                "The body is not valid JSON.",
-                errors=[{"path": "body", "message": detail}],
-            )
+            errors = [{"path": "body", "message": "is not valid JSON"}]
+            return problem(400, "invalid_request", "Invalid request", "The body is not valid JSON.", errors=errors)
         errors = (
-            _validation_errors(exc) if isinstance(exc, ValidationException) else [{"path": "body", "message": detail}]
+            _validation_errors(exc)
+            if isinstance(exc, ValidationException)
+            else [{"path": "request", "message": "is not valid"}]
         )
         return problem(400, "invalid_request", "Invalid request", "The request is not valid.", errors=errors)
     if exc.status_code == 415:

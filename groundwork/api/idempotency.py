@@ -16,7 +16,8 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from groundwork.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused, PayloadTooLarge, ServiceUnavailable
+from groundwork.api.request_body import read_body, replaying
+from groundwork.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused, ServiceUnavailable
 from groundwork.domain.idempotency import check_key, fingerprint
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence.repositories.platform import idempotency as store
@@ -47,23 +48,6 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge(f"The request body exceeds {limit} bytes.")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
 class IdempotencyMiddleware(ASGIMiddleware):
     """Claim, run once, store, replay."""
 
@@ -79,7 +63,7 @@ class IdempotencyMiddleware(ASGIMiddleware):
             await next_app(scope, receive, send)
             return
         key = check_key(_header(scope, b"idempotency-key"))
-        body = await _read_body(receive, self.max_body_bytes)
+        body = await read_body(receive, self.max_body_bytes)
         fp = fingerprint(str(scope.get("method", "POST")), scope["path"], body)
         claim = await store.claim(principal.api_key_id, key, fp)
         if not claim.claimed:
@@ -92,15 +76,6 @@ class IdempotencyMiddleware(ASGIMiddleware):
             await _replay(send, claim.response, self._opened(principal.api_key_id, key, claim.response))
             return
         sealed = answer_holds_secret(scope)
-
-        delivered = False
-
-        async def replay_body() -> Any:
-            nonlocal delivered
-            if delivered:
-                return await receive()  # after the body, pass disconnects through
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
 
         status = 500
         headers: list[tuple[str, str]] = []
@@ -136,7 +111,7 @@ class IdempotencyMiddleware(ASGIMiddleware):
         try:
             async with held(principal.api_key_id, key):
                 with request_results.serving(principal.api_key_id, key):
-                    await next_app(scope, replay_body, capture)
+                    await next_app(scope, replaying(body, receive), capture)
         except BaseException:
             if not settled:
                 await release_quietly(principal.api_key_id, key)

@@ -1,10 +1,11 @@
 """The OpenAPI document says every status a route can answer, derived from the route table.
 
 Litestar documents a handler's success answer and a generic 400; everything the middleware and the
-services answer on top (401 without a key, 403 without the scope, 404 for what the caller cannot
-see, 409 and 422 on state changes, 413 on bodies, 429, 503) is an RFC 9457 problem that the route
-table already implies: whether the route is public, the scope it declares (`opt["scope"]`), whether
-it takes `Idempotency-Key` (`opt["idempotent"]`), whether it takes input and its method. This module
+services answer on top (400 for an unknown query parameter, 401 without a key, 403 without the scope,
+404 for what the caller cannot see, 409 and 422 on state changes, 413 and 415 on bodies, 429, 503) is
+an RFC 9457 problem that the route table already implies: whether the route is public, the scope it
+declares (`opt["scope"]`), whether it takes `Idempotency-Key` (`opt["idempotent"]`), whether it takes
+input and its method. This module
 adds those answers (with the `Problem` schema and `Retry-After` where sent) and the `Idempotency-Key`
 header to the built document, so a new route is documented the moment it is added; a body that
 refuses unknown fields says `additionalProperties: false`. A route whose extra statuses the table
@@ -37,6 +38,7 @@ from litestar.routes import HTTPRoute
 
 from groundwork.api.auth import OPTIONAL_PATHS, PUBLIC_PATHS
 from groundwork.api.errors import PROBLEM_JSON
+from groundwork.api.input_policy.middleware import OWN_INPUT
 from groundwork.domain.idempotency import MAX_KEY_LENGTH
 
 PROBLEM = "Problem"
@@ -61,11 +63,15 @@ _CONSTRAINTS = (
 )
 # Methods that change a resource in place (a state-changing POST is declared `idempotent`).
 _CHANGES = frozenset({"PUT", "PATCH", "DELETE"})
+# Methods whose body the input policy reads (and refuses when it is not JSON).
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 
 # Why each status is answered, as the document says it.
 _REASONS: dict[int, str] = {
-    400: "`invalid_request`: malformed JSON, a wrong type, an unknown field, a value that cannot be stored, "
-    "a missing or malformed `Idempotency-Key` (`idempotency_key_required`), a malformed query (`invalid_query`).",
+    400: "`invalid_request`: malformed JSON (with its line, column and byte), a wrong type (a boolean is a JSON "
+    "boolean, an integer a JSON integer), an unknown body field or query parameter (each named in `errors`), a "
+    "value that cannot be stored, a missing or malformed `Idempotency-Key` (`idempotency_key_required`), a "
+    "malformed query (`invalid_query`).",
     401: "`unauthenticated`: no key, or an unknown or revoked one.",
     403: "`insufficient_scope` (with `required_scope`), `permission_denied` (the role may not write), "
     "`app_not_active`, `app_direction_forbidden`, `app_field_not_authorized`.",
@@ -74,7 +80,7 @@ _REASONS: dict[int, str] = {
     "`current_version`), `invalid_transition`, `run_not_reviewable`, `idempotency_key_in_use`; nothing changed.",
     410: "`action_link_used` / `action_link_expired`: the link was used or is too old.",
     413: "`payload_too_large`: the body exceeds the configured limit.",
-    415: "`unsupported_media_type`: the body is not JSON.",
+    415: "`unsupported_media_type`: a body sent as anything but `application/json`.",
     422: "`validation_failed` (with `errors[{path, message}]`), `confirmation_required`, `invalid_action`, "
     "`draft_not_eligible`, `idempotency_key_reused` (the key was used with another request).",
     429: "`rate_limited`: the key's (or the client address's) budget is spent; see `Retry-After`.",
@@ -136,10 +142,14 @@ def answered_statuses(path: str, method: str, opt: dict[str, Any], operation: Op
         statuses.add(403)
     if opt.get("internal"):
         statuses.add(404)
+    if opt.get("input") != OWN_INPUT:
+        statuses.add(400)  # the input policy: an unknown query parameter, on every route
     if takes_input:
         statuses |= {400, 404, 422}
     if operation.request_body is not None:
         statuses.add(413)
+    if method in _WITH_BODY and opt.get("input") != OWN_INPUT:
+        statuses |= {413, 415}  # any body: within the size limit, and JSON
     if method in _CHANGES or (opt.get("idempotent") and method == "POST"):
         statuses.add(409)
     if opt.get("idempotent") and method == "POST":

@@ -74,3 +74,22 @@ def new_ids(prefix: str, count: int) -> list[str]:
 
 def _crockford(raw: bytes) -> str:
     return base64.b32encode(raw).translate(_CROCKFORD).decode()
+
+
+# The prefix of the id of each kind of subject a read may name.
+SUBJECT_PREFIXES = {"project": "prj", "engagement": "eng", "portfolio": "pf", "work_item": "wi"}
+_EXAMPLE_ULID = "01JD8X3Q5K7M2N4P6R8S0T2V4W"
+# Every id this API issues is a prefix, `_` and 26 characters; anything far longer is not one of them.
+MAX_ID_LENGTH = 200
+
+
+def id_like(prefix: str | None) -> str:
+    """How a refusal says what an id looks like: `an id like prj_01JD8X3Q5K7M2N4P6R8S0T2V4W`."""
+    return f"an id like {prefix or 'prj'}_{_EXAMPLE_ULID}"
+
+
+def cannot_be_an_id(value: str | None) -> bool:
+    """Whether `value` cannot be any id at all: blank, holding a control character, or far too long."""
+    return value is not None and (
+        not value.strip() or len(value) > MAX_ID_LENGTH or any(ord(c) < 32 or c == "\x7f" for c in value)
+    )

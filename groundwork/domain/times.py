@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from functools import lru_cache
 
+# What a field that takes a time accepts, as every refusal of one says it.
+TIMESTAMP_ACCEPTED = "an ISO 8601 UTC timestamp such as 2026-11-28T09:00:00Z"
+
 
 # Answers format the same stored times over and over (a run's answer has dozens, read again on every GET):
 # a hit costs a twentieth of formatting. Bounded, so a stream of new times only recycles entries.

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from groundwork.domain.errors import FieldError
-from groundwork.domain.times import format_timestamp
+from groundwork.domain.times import TIMESTAMP_ACCEPTED, format_timestamp
 
 # The keys of `fields`, by the names drafts use.
 NUMBER_FIELDS = ("estimate",)
@@ -52,19 +52,23 @@ def format_version(version: datetime) -> str:
 
 
 def parse_version(text: str) -> datetime:
-    """Parse any ISO 8601 spelling with an explicit offset into a UTC instant; ValueError otherwise."""
+    """Parse any ISO 8601 spelling with an explicit offset into a UTC instant; ValueError otherwise, whose words
+    (`must be ...`) follow the field's name in a refusal."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("a version is an ISO 8601 UTC timestamp string")
+        raise ValueError(f"must be {TIMESTAMP_ACCEPTED}")
     spelled = text.strip()
     if spelled.endswith(("Z", "z")):
         spelled = spelled[:-1] + "+00:00"
-    parsed = datetime.fromisoformat(spelled)
+    try:
+        parsed = datetime.fromisoformat(spelled)
+    except ValueError:
+        raise ValueError(f"must be {TIMESTAMP_ACCEPTED}") from None
     if parsed.tzinfo is None:
-        raise ValueError("a version needs its UTC offset, e.g. a trailing 'Z'")
+        raise ValueError(f"needs its UTC offset (a trailing Z): must be {TIMESTAMP_ACCEPTED}")
     try:
         return parsed.astimezone(UTC)
     except OverflowError:
-        raise ValueError("the timestamp is out of range") from None
+        raise ValueError(f"is out of range: must be {TIMESTAMP_ACCEPTED}") from None
 
 
 def full_fields(values: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +120,7 @@ def validate_attributes(
         errors.append(FieldError("sprint", f"must be a string of at most {MAX_SPRINT} characters"))
     if watchers is not None:
         if not isinstance(watchers, list) or not all(isinstance(w, str) for w in watchers):
-            errors.append(FieldError("watchers", "must be a list of principal ids"))
+            errors.append(FieldError("watchers", "must be an array of principal ids"))
         elif len(watchers) > MAX_WATCHERS:
             errors.append(FieldError("watchers", f"must have at most {MAX_WATCHERS} entries"))
     return errors

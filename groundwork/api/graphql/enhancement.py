@@ -9,12 +9,12 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
+from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.graphql.operations import Operation
 from groundwork.api.resources.enhancement import artifact_resource, run_resource
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
-from groundwork.domain.errors import GroundworkError, Unauthenticated
-from groundwork.domain.tenancy.connected_apps import scope_refusal
+from groundwork.domain.errors import GroundworkError
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.platform.idempotency.calls import call_once
 from groundwork.services.enhancement import runs as service
@@ -133,15 +133,6 @@ class WorkItemEnhancementRun:
 
 
 @strawberry.type
-class MutationError:
-    code: str
-    message: str
-    path: list[str] | None = None
-    # Extra members of the error, as REST's problem body carries them (e.g. the apply diff, current_version).
-    details: JSON | None = None
-
-
-@strawberry.type
 class CreateWorkItemEnhancementRunPayload:
     ok: bool
     idempotency_replayed: bool
@@ -217,23 +208,6 @@ def _idempotency_key(info: Info[GraphQLContext, Any], given: str | None) -> str 
     return given or (request.headers.get("idempotency-key") if request is not None else None)
 
 
-def mutation_errors(outcome: dict[str, Any]) -> list[MutationError]:
-    """One entry per invalid field (with its input path), else one for the whole call."""
-    error = outcome.get("error")
-    if not error:
-        return []
-    details: Any = {k: v for k, v in error.items() if k not in ("code", "message", "errors")} or None
-    fields = error.get("errors") or []
-    if fields:
-        return [
-            MutationError(
-                code=error["code"], message=f["message"], path=["input", *f["path"].split(".")], details=details
-            )
-            for f in fields
-        ]
-    return [MutationError(code=error["code"], message=error["message"], path=None, details=details)]
-
-
 async def _run_or_none(principal: Principal, outcome: dict[str, Any]) -> WorkItemEnhancementRun | None:
     # The mutation's own scope suffices to see the run it just changed (as REST answers it).
     run_id = outcome.get("run_id")
@@ -250,16 +224,6 @@ PayloadT = TypeVar(
 )
 
 
-def _caller(info: Info[GraphQLContext, Any], scope: str) -> Principal:
-    """The caller holding `scope`; a `GroundworkError` (not a GraphQL error) otherwise, for the payload."""
-    principal = info.context.principal
-    if principal is None:
-        raise Unauthenticated("Send a valid API key as `Authorization: Bearer <key>`.")
-    if not principal.has_scope(scope):
-        raise scope_refusal(principal, scope)
-    return principal
-
-
 async def _mutate(
     payload: type[PayloadT],
     info: Info[GraphQLContext, Any],
@@ -274,14 +238,14 @@ async def _mutate(
     Every failure - a missing key or scope included - answers `ok: false` with coded `errors`.
     """
     try:
-        principal = _caller(info, scope)
+        principal = authorize(info, scope)
         outcome, replayed = await call_once(principal, key, operation, request, lambda: call(principal))
     except GroundworkError as error:
         return payload(
             ok=False,
             idempotency_replayed=False,
             run=None,
-            errors=[MutationError(code=error.code, message=error.detail, details=error.extra or None)],  # type: ignore[arg-type]
+            errors=refused(error),  # type: ignore[arg-type]
         )
     result = payload(
         ok="error" not in outcome,

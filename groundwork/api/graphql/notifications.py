@@ -13,8 +13,8 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
-from groundwork.api.graphql.enhancement import MutationError, mutation_errors
+from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
+from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.graphql.operations import Operation
 from groundwork.api.graphql.work_items import PageInfo
 from groundwork.api.resources.notifications import history_entry, notification_resource, proposal_resource
@@ -161,24 +161,30 @@ class NotificationValidationError:
     path: str | None
 
 
-@strawberry.type(description=PREVIEW + "A persisted proposal: it changes nothing until applied with confirmation.")
+@strawberry.type(
+    description=PREVIEW + "A persisted proposal: it changes nothing until applied with confirmation. When no "
+    "proposal could be drafted (`ok: false`: no usable key or scope, an unknown notification), `errors` says why "
+    "and the proposal's own fields are null."
+)
 class NotificationChangeProposal:
-    id: strawberry.ID
-    notification_id: strawberry.ID
-    requested_outcome: str
-    command: str | None
-    from_status: str
-    to_status: str | None
-    expected_version: int | None
-    reason: str | None
-    evidence_refs: JSON
-    valid: bool
-    validation_errors: list[NotificationValidationError]
-    conflicts: JSON
-    exact_command: JSON | None
-    expires_at: str
-    applied_at: str | None
-    operation_id: str | None
+    ok: bool = True
+    errors: list[MutationError] = strawberry.field(default_factory=list)
+    id: strawberry.ID | None = None
+    notification_id: strawberry.ID | None = None
+    requested_outcome: str | None = None
+    command: str | None = None
+    from_status: str | None = None
+    to_status: str | None = None
+    expected_version: int | None = None
+    reason: str | None = None
+    evidence_refs: JSON | None = None
+    valid: bool | None = None
+    validation_errors: list[NotificationValidationError] | None = None
+    conflicts: JSON | None = None
+    exact_command: JSON | None = None
+    expires_at: str | None = None
+    applied_at: str | None = None
+    operation_id: str | None = None
 
     @classmethod
     def of(cls, proposal: dict[str, Any]) -> NotificationChangeProposal:
@@ -329,10 +335,8 @@ async def notification_summary(info: Info[GraphQLContext, Any], since: str | Non
 
 async def operation(info: Info[GraphQLContext, Any], id: strawberry.ID) -> Operation | None:
     """An operation: a notification command's (`op_`) or an enhancement run's (its run id); null if not visible."""
-    principal = info.context.principal
-    if principal is None:
-        require(info, SCOPE_READ)
-    assert principal is not None
+    # The scope follows the id (as REST's operation route): any usable key gets this far.
+    principal = require(info, None)
     try:
         return Operation.of(await operations.operation_status(principal, str(id)))
     except GroundworkError as error:
@@ -345,10 +349,9 @@ async def draft_notification_change(
     info: Info[GraphQLContext, Any], input: DraftNotificationChangeInput
 ) -> NotificationChangeProposal:
     """Persist a proposal with validation results, conflicts and the exact command; changes nothing."""
-    principal = require(info, SCOPE_WRITE)
     try:
         proposal = await proposals.draft_change(
-            principal,
+            authorize(info, SCOPE_WRITE),
             str(input.notification_id),
             input.requested_outcome,
             input.expected_version,
@@ -356,45 +359,42 @@ async def draft_notification_change(
             [{"kind": r.kind, "id": r.id} for r in input.evidence_refs] if input.evidence_refs is not None else None,
         )
     except GroundworkError as error:
-        raise as_graphql_error(error) from None
+        return NotificationChangeProposal(ok=False, errors=refused(error))
     return NotificationChangeProposal.of(proposal)
+
+
+def _not_applied(errors: list[MutationError], replayed: bool = False) -> NotificationPayload:
+    return NotificationPayload(
+        ok=False,
+        idempotency_replayed=replayed,
+        notification=None,
+        operation=None,
+        audit_reference=None,
+        errors=errors,
+    )
 
 
 async def apply_notification_change(
     info: Info[GraphQLContext, Any], input: ApplyNotificationChangeInput
 ) -> NotificationPayload:
     """Apply a proposal after explicit confirmation, guarded by the version, once per idempotency key."""
-    principal = require(info, SCOPE_OPERATE)
     request = info.context.request
     key = input.idempotency_key or (request.headers.get("idempotency-key") if request is not None else None)
-
-    async def apply() -> dict[str, Any]:
-        result, _ = await proposals.apply_proposal(
-            principal, str(input.proposal_id), input.expected_version, input.confirm, via="graphql"
-        )
-        return {**result.answer(), "audit_reference": result.audit_reference}
-
     call = {"proposal_id": str(input.proposal_id), "expected_version": input.expected_version, "confirm": input.confirm}
     try:
+        principal = authorize(info, SCOPE_OPERATE)
+
+        async def apply() -> dict[str, Any]:
+            result, _ = await proposals.apply_proposal(
+                principal, str(input.proposal_id), input.expected_version, input.confirm, via="graphql"
+            )
+            return {**result.answer(), "audit_reference": result.audit_reference}
+
         outcome, replayed = await call_once(principal, key, "applyNotificationChange", call, apply)
     except GroundworkError as error:
-        return NotificationPayload(
-            ok=False,
-            idempotency_replayed=False,
-            notification=None,
-            operation=None,
-            audit_reference=None,
-            errors=[MutationError(code=error.code, message=error.detail)],
-        )
+        return _not_applied(refused(error))
     if "error" in outcome:
-        return NotificationPayload(
-            ok=False,
-            idempotency_replayed=replayed,
-            notification=None,
-            operation=None,
-            audit_reference=None,
-            errors=mutation_errors(outcome),
-        )
+        return _not_applied(mutation_errors(outcome), replayed)
     row, history = await service.get_notification(principal, outcome["id"])
     return NotificationPayload(
         ok=True,

@@ -18,7 +18,10 @@ from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
 from groundwork.api.graphql.errors import CodedErrors
 from groundwork.api.graphql.graphiql import graphiql_page
+from groundwork.api.graphql.http_input import check_http_input, refusal
 from groundwork.api.graphql.limits import query_limits
+from groundwork.api.input_policy.middleware import OWN_INPUT
+from groundwork.domain.errors import GroundworkError
 
 
 @strawberry.type
@@ -93,14 +96,21 @@ _HTTP_CODES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowe
 
 
 class GraphQLController(_StrawberryController):
-    """Strawberry's controller with our GraphiQL page, whose assets this server serves (no CDN), and a
-    refused HTTP request answered as GraphQL JSON with `extensions.code` instead of plain text."""
+    """Strawberry's controller with our GraphiQL page, whose assets this server serves (no CDN), the input
+    policy on the HTTP request, and a refused HTTP request answered as GraphQL JSON with `extensions.code`
+    instead of plain text."""
+
+    opt = {"input": OWN_INPUT}
 
     async def render_graphql_ide(self, request: Request[Any, Any, Any]) -> Response[str]:
         return Response(_GRAPHIQL_PAGE, media_type=MediaType.HTML)
 
     async def execute_request(self, request: Request[Any, Any, Any], context: Any, root_value: Any) -> Response[Any]:
         """Run the request; a request Strawberry refuses before GraphQL answers a coded error."""
+        try:
+            await check_http_input(request)
+        except GroundworkError as error:
+            return refusal(error)
         try:
             return await self.run(request, context=context, root_value=root_value)  # type: ignore[no-any-return]
         except HTTPException as error:

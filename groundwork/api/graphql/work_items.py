@@ -93,10 +93,7 @@ class WorkItemConnection:
 
 def viewer(info: Info[GraphQLContext, Any]) -> Viewer:
     """The caller behind the API key."""
-    principal = info.context.principal
-    if principal is None:
-        require(info, "")
-    assert principal is not None
+    principal = require(info, None)
     return Viewer(
         id=strawberry.ID(principal.id),
         name=principal.name,

@@ -75,7 +75,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         work_item_id: str,
         actions: list[str],
         idempotency_key: str,
-        confirm: bool,
+        confirm: bool | None = None,
         instructions: str | None = None,
         wait: int = 10,
     ) -> dict[str, Any]:
@@ -109,7 +109,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         run_id: str,
         action: str,
         idempotency_key: str,
-        confirm: bool,
+        confirm: bool | None = None,
         instructions: str | None = None,
         wait: int = 10,
     ) -> dict[str, Any]:
@@ -193,8 +193,8 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         run_id: str,
         draft_ids: list[str],
         expected_target_version: str,
-        confirm: bool,
         idempotency_key: str,
+        confirm: bool | None = None,
     ) -> dict[str, Any]:
         """Apply drafts to the work item after the user confirmed the diff from prepare_apply. Needs
         `confirm: true` and the `expected_target_version` prepare_apply returned; a stale version changes nothing."""

@@ -132,7 +132,7 @@ def register_notification_tools(mcp: MCPServer) -> None:
         proposal_id: str,
         expected_version: int,
         idempotency_key: str,
-        confirm: bool,
+        confirm: bool | None = None,
     ) -> dict[str, Any]:
         """Apply a proposal after the user explicitly confirmed it: needs `confirm: true`, the notification's
         expected version, and a fresh `idempotency_key` (reuse it only to retry the same call). A stale version

@@ -18,14 +18,8 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
-from groundwork.domain.errors import (
-    FieldError,
-    GroundworkError,
-    InvalidRequest,
-    NotFound,
-    Unauthenticated,
-    UnusableValue,
-)
+from groundwork.api.input_policy.tool_arguments import argument_errors, strict_tools
+from groundwork.domain.errors import GroundworkError, NotFound, Unauthenticated, UnusableValue
 from groundwork.domain.tenancy.connected_apps import scope_refusal
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.platform.outages import unavailable
@@ -42,19 +36,11 @@ def tool_error(error: GroundworkError) -> ToolError:
     return ToolError(json.dumps({"code": error.code, "message": error.detail, **error.extra}))
 
 
-def _argument_errors(error: ValidationError) -> InvalidRequest:
-    """Arguments that do not fit the tool's input schema: `invalid_request` naming each argument (never the
-    value sent), as REST answers a wrong type."""
-    fields = [
-        FieldError(".".join(str(part) for part in item["loc"]) or "arguments", item["msg"]) for item in error.errors()
-    ]
-    return InvalidRequest("The arguments do not fit the tool's input schema.", fields[:20])
-
-
 class GroundworkMCPServer(MCPServer):
     """The SDK's server, with one rule for every tool: every failure answers a tool error with a stable code.
     A domain error a tool lets through (or a value the database refused) has its own code, as a tool that
-    catches it would; arguments that do not fit the input schema are `invalid_request`, an unknown tool
+    catches it would; arguments that do not fit the input schema (groundwork.api.input_policy) are
+    `invalid_request`, an unknown tool
     `not_found`; anything else is `internal_error`, its details only logged."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -76,7 +62,8 @@ class GroundworkMCPServer(MCPServer):
             raise ToolError(f"Error executing tool {name}: {tool_error(cause)}") from None
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(f"Error executing tool {name}: {tool_error(_argument_errors(exc.__cause__))}") from exc
+                refusal = argument_errors(exc.__cause__, self._tool_manager.get_tool(name))
+                raise ToolError(f"Error executing tool {name}: {tool_error(refusal)}") from exc
             if self._tool_manager.get_tool(name) is None:
                 raise ToolError(tool_error(NotFound(f"Unknown tool {name[:100]!r}."))) from exc
             raise
@@ -135,4 +122,5 @@ def build_mcp_server() -> MCPServer:
     register_context_engine_tools(mcp)
     register_enhancement_tools(mcp)
     register_notification_tools(mcp)
+    strict_tools(mcp)
     return mcp

@@ -9,13 +9,16 @@ from litestar import Controller, Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
-from groundwork.api.documented import documented
+from groundwork.api.documented import LIMIT, documented
 from groundwork.api.encoded_json import EncodedJSON
 from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_document, run_resource
 from groundwork.domain.enhancement.model import (
     ACTIONS,
+    ARTIFACT_TYPES,
+    DRAFT_FIELDS,
     MAX_ACTIONS,
     MAX_INSTRUCTIONS,
+    RUN_STATES,
     SCOPE_APPLY,
     SCOPE_READ,
     SCOPE_RUN,
@@ -32,6 +35,7 @@ Wait = Parameter(
     description="Seconds to wait for the run (0-30, default 10).",
     schema_extra={"minimum": 0, "maximum": 30},
 )
+ActionFilter = Parameter(default=None, schema_extra={"enum": list(ACTIONS)})
 # Not finished within the wait: the run carries on; `Location` names its operation.
 PENDING = {
     202: ResponseSpec(
@@ -117,10 +121,10 @@ class EnhancementRunController(Controller):
     async def list_runs(
         self,
         request: Request[Principal, Any, Any],
-        run_state: str | None = Parameter(query="state", default=None),
+        run_state: str | None = Parameter(query="state", default=None, schema_extra={"enum": list(RUN_STATES)}),
         target_id: str | None = None,
-        action: str | None = None,
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        action: str | None = ActionFilter,
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         views, page = await service.list_runs(
@@ -154,10 +158,10 @@ class EnhancementRunController(Controller):
         self,
         request: Request[Principal, Any, Any],
         run_id: str,
-        field: str | None = None,
+        field: str | None = Parameter(default=None, schema_extra={"enum": list(DRAFT_FIELDS)}),
         apply_eligible: bool | None = None,
-        action: str | None = None,
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        action: str | None = ActionFilter,
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         view, drafts, page = await service.list_drafts(
@@ -173,8 +177,8 @@ class EnhancementRunController(Controller):
         self,
         request: Request[Principal, Any, Any],
         run_id: str,
-        type: str | None = None,
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        type: str | None = Parameter(default=None, schema_extra={"enum": list(ARTIFACT_TYPES)}),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         rows, page = await service.list_artifacts(request.user, run_id, type=type, limit=limit, cursor=cursor)

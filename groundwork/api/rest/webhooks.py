@@ -8,7 +8,7 @@ import msgspec
 from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 
-from groundwork.api.documented import HTTP_URL, documented
+from groundwork.api.documented import HTTP_URL, LIMIT, documented
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import timestamp
 from groundwork.domain.webhooks import (
@@ -140,7 +140,7 @@ class WebhookEndpointController(Controller):
     async def list_endpoints(
         self,
         request: Request[Principal, Any, Any],
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         rows, page = await service.list_endpoints(request.user, limit=limit, cursor=cursor)
@@ -184,7 +184,7 @@ class WebhookEndpointController(Controller):
         endpoint_id: str,
         status: str | None = Parameter(default=None, schema_extra={"enum": list(DELIVERY_STATUSES)}),
         event_type: str | None = Parameter(default=None, schema_extra={"enum": sorted(EVENT_TYPES)}),
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         rows, page = await service.list_deliveries(

@@ -8,7 +8,7 @@ import msgspec
 from litestar import Controller, Request, get, patch, post
 from litestar.params import Parameter
 
-from groundwork.api.documented import documented, text
+from groundwork.api.documented import LIMIT, documented, text
 from groundwork.api.resources.enhancement import change_resource, project_resource, work_item_resource
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.work_items import FIELD_NAMES, MAX_ESTIMATE, MAX_TEXT_FIELD, MAX_TITLE, NUMBER_FIELDS, STATUSES
@@ -79,7 +79,7 @@ class WorkItemController(Controller):
         project_id: str | None = None,
         status: str | None = Parameter(default=None, schema_extra={"enum": list(STATUSES)}),
         sprint: str | None = None,
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         items, page = await service.list_work_items(

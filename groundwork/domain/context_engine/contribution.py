@@ -22,7 +22,7 @@ from groundwork.domain.context_engine.model import (
     content_class_of_provider,
 )
 from groundwork.domain.errors import FieldError, InvalidRequest, ValidationFailed
-from groundwork.domain.times import format_timestamp
+from groundwork.domain.times import TIMESTAMP_ACCEPTED, format_timestamp
 from groundwork.domain.work_items import parse_version
 
 MAX_TERM_CHARS = 200
@@ -129,7 +129,7 @@ def _bounded(value: str | None, path: str, limit: int, rules: list[FieldError], 
 def _instant(value: Any, path: str, now: datetime, shape: list[FieldError], rules: list[FieldError]) -> datetime:
     if not isinstance(value, str):
         (shape if value is not None else rules).append(
-            FieldError(path, "must be an ISO 8601 timestamp string" if value is not None else "is required")
+            FieldError(path, f"must be {TIMESTAMP_ACCEPTED}" if value is not None else "is required")
         )
         return now
     try:
@@ -152,7 +152,7 @@ def _evidence(raw: Any, now: datetime, shape: list[FieldError], rules: list[Fiel
         rules.append(FieldError("evidence", "is required: at least one evidence reference"))
         return ()
     if not isinstance(raw, list):
-        shape.append(FieldError("evidence", "must be a list"))
+        shape.append(FieldError("evidence", "must be an array"))
         return ()
     if not 1 <= len(raw) <= MAX_EVIDENCE:
         rules.append(FieldError("evidence", f"must hold 1 to {MAX_EVIDENCE} references"))

@@ -23,6 +23,7 @@ ACTION_FIELDS: dict[str, str] = {
     "risk_check": "risks",
 }
 ACTIONS = tuple(ACTION_FIELDS)
+DRAFT_FIELDS = tuple(dict.fromkeys(ACTION_FIELDS.values()))
 ARTIFACT_TYPES = (
     "requirements_trace",
     "design_note",
@@ -33,6 +34,7 @@ ARTIFACT_TYPES = (
     "evidence_digest",
 )
 
+RUN_STATES = ("queued", "running", "ready_for_review", "applied", "failed", "expired")
 REVIEWABLE_STATES = ("ready_for_review", "applied")
 FINAL_STATES = ("failed", "expired")
 
@@ -188,7 +190,7 @@ def check_confirm(confirm: Any) -> None:
 def validate_actions(actions: Any, path: str = "actions") -> list[str]:
     """1 to 8 known, distinct action identifiers."""
     if not isinstance(actions, list) or not actions:
-        raise ValidationFailed("Name at least one action.", [FieldError(path, "must be a non-empty list")])
+        raise ValidationFailed("Name at least one action.", [FieldError(path, "must name at least one action")])
     errors: list[FieldError] = []
     for index, action in enumerate(actions):
         if action not in ACTION_FIELDS:
@@ -236,7 +238,9 @@ def state_after_action(has_applies: bool) -> str:
 def validate_draft_ids(draft_ids: Any) -> list[str]:
     """1 to 50 distinct draft ids."""
     if not isinstance(draft_ids, list) or not draft_ids or not all(isinstance(d, str) for d in draft_ids):
-        raise ValidationFailed("Invalid draft ids.", [FieldError("draft_ids", "must be a non-empty list of ids")])
+        raise ValidationFailed(
+            "Invalid draft ids.", [FieldError("draft_ids", f"must be an array of 1 to {MAX_APPLY_DRAFTS} draft ids")]
+        )
     if len(draft_ids) > MAX_APPLY_DRAFTS:
         raise ValidationFailed("Too many drafts.", [FieldError("draft_ids", f"at most {MAX_APPLY_DRAFTS}")])
     if len(set(draft_ids)) != len(draft_ids):

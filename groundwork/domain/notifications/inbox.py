@@ -8,6 +8,7 @@ from typing import Any
 
 from groundwork.domain.enhancement.model import ConfirmationRequired
 from groundwork.domain.errors import FieldError, GroundworkError, ValidationFailed, VersionConflict
+from groundwork.domain.times import TIMESTAMP_ACCEPTED
 from groundwork.domain.work_items import parse_version
 
 SCOPE_READ = "notifications:read"
@@ -147,18 +148,11 @@ def validate_command_input(expected_version: Any, reason: Any) -> tuple[int, str
 def parse_time(value: Any, path: str) -> datetime:
     """An ISO 8601 time with an offset (as every time Groundwork writes); a 422 otherwise."""
     if not isinstance(value, str):
-        raise ValidationFailed("Invalid time.", [FieldError(path, "must be an ISO 8601 time")])
+        raise ValidationFailed("Invalid time.", [FieldError(path, f"must be {TIMESTAMP_ACCEPTED}")])
     try:
         return parse_version(value)
     except ValueError as exc:
         raise ValidationFailed("Invalid time.", [FieldError(path, str(exc))]) from None
-
-
-def check_choice(value: str | None, choices: tuple[str, ...], path: str) -> str | None:
-    """`value` if it is one of `choices` (or None); a 422 naming the choices otherwise."""
-    if value is not None and value not in choices:
-        raise ValidationFailed("Invalid filter.", [FieldError(path, f"must be one of {', '.join(choices)}")])
-    return value
 
 
 # ---------------------------------------------------------------------------------------------- content

@@ -50,7 +50,7 @@ def validate_new_thread(creator_id: str, title: Any, participant_ids: Any, subje
         errors.append(FieldError("title", f"1-{MAX_TITLE} characters"))
     others: list[str] = []
     if not isinstance(participant_ids, list) or not all(isinstance(p, str) for p in participant_ids):
-        errors.append(FieldError("participant_ids", "must be a list of principal ids"))
+        errors.append(FieldError("participant_ids", "must be an array of principal ids"))
     else:
         others = [p for p in dict.fromkeys(participant_ids) if p != creator_id]
         if not others:

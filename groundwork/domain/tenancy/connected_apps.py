@@ -154,7 +154,7 @@ def validate_declaration(
         errors.append(FieldError("direction", f"a {kind} app's direction is one of {', '.join(KIND_DIRECTIONS[kind])}"))
     fields: list[str] = []
     if not isinstance(field_authority, list) or not all(isinstance(f, str) for f in field_authority):
-        errors.append(FieldError("field_authority", "must be a list of field names (may be empty)"))
+        errors.append(FieldError("field_authority", "must be an array of field names (may be empty)"))
     else:
         fields = list(dict.fromkeys(field_authority))
         for index, name_ in enumerate(fields):

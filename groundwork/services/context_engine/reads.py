@@ -46,6 +46,7 @@ from groundwork.domain.evidence_search.corpus import (
     QueryClause,
     parse_query,
 )
+from groundwork.domain.ids import SUBJECT_PREFIXES, cannot_be_an_id, id_like
 from groundwork.domain.pagination import page_info, page_request, ranked_cursor, ranked_position
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence.repositories.context_engine import packages as repo
@@ -76,9 +77,9 @@ class Reach:
     classes: tuple[str, ...]
 
 
-def _check_id(value: str | None, path: str, errors: list[FieldError]) -> None:
-    if value is not None and (not value.strip() or "\x00" in value or len(value) > 200):
-        errors.append(FieldError(path, "must be a non-empty id"))
+def _check_id(value: str | None, path: str, prefix: str | None, errors: list[FieldError]) -> None:
+    if cannot_be_an_id(value):
+        errors.append(FieldError(path, f"must be {id_like(prefix)}"))
 
 
 async def reach(
@@ -90,14 +91,14 @@ async def reach(
 ) -> Reach:
     """Resolve a read's target to the projects the caller may read; an unseen subject is 404."""
     errors: list[FieldError] = []
-    _check_id(project_id, "project_id", errors)
-    _check_id(engagement_id, "engagement_id", errors)
+    _check_id(project_id, "project_id", SUBJECT_PREFIXES["project"], errors)
+    _check_id(engagement_id, "engagement_id", SUBJECT_PREFIXES["engagement"], errors)
     if project_id is not None and engagement_id is not None:
         errors.append(FieldError("engagement_id", "give project_id or engagement_id, not both"))
     if subject is not None:
         if subject[0] not in SUBJECT_TYPES:
             errors.append(FieldError("subject_ref.type", f"must be one of {', '.join(SUBJECT_TYPES)}"))
-        _check_id(subject[1], "subject_ref.id", errors)
+        _check_id(subject[1], "subject_ref.id", SUBJECT_PREFIXES.get(subject[0]), errors)
     if errors:
         raise ValidationFailed("The request is not valid.", errors)
     classes = allowed_classes(principal.scopes)

@@ -72,17 +72,32 @@ class ChatCompletionsEnhancer:
             async with httpx.AsyncClient(timeout=self.timeout) as http:
                 response = await http.post(f"{self.base_url}/chat/completions", json=body, headers=headers)
         except httpx.HTTPError as exc:
-            raise GenerationFailed(f"the generation endpoint could not be reached: {type(exc).__name__}") from None
+            raise GenerationFailed(self._unreachable(exc)) from None
         if 400 <= response.status_code < 500 and response.status_code not in (408, 429):
-            raise GenerationRejected(f"the generation endpoint refused the request ({response.status_code})")
+            raise GenerationRejected(
+                f"The draft generator refused the request (HTTP {response.status_code}); retrying cannot help. "
+                "Check its model name and API key (GROUNDWORK_LLM_MODEL, GROUNDWORK_LLM_API_KEY)."
+            )
         if response.status_code >= 400:
-            raise GenerationFailed(f"the generation endpoint answered {response.status_code}")
+            raise GenerationFailed(f"The draft generator answered HTTP {response.status_code} on every attempt.")
         try:
             content = response.json()["choices"][0]["message"]["content"]
             answer = json.loads(content)
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise GenerationFailed(f"unusable answer: {exc}") from None
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise GenerationFailed(
+                "The draft generator's answers were not chat completions holding one JSON object."
+            ) from None
         return parse_answer(context, answer)
+
+    def _unreachable(self, exc: httpx.HTTPError) -> str:
+        """Why the endpoint gave no answer, for the person reading the failed run (no exception's name)."""
+        if isinstance(exc, httpx.TimeoutException):
+            why = f"did not answer within {self.timeout:g} seconds"
+        elif isinstance(exc, httpx.ConnectError):
+            why = "could not be reached: the connection was refused or its address did not resolve"
+        else:
+            why = "dropped the connection before it answered"
+        return f"The draft generator {why}. Check that it runs (GROUNDWORK_LLM_BASE_URL), then run the action again."
 
 
 def prompt(context: EnhancementContext) -> str:

@@ -30,8 +30,13 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from groundwork.domain.choices import check_choice
 from groundwork.domain.enhancement.model import (
     ACTION_FIELDS,
+    ACTIONS,
+    ARTIFACT_TYPES,
+    DRAFT_FIELDS,
+    RUN_STATES,
     SCOPE_APPLY,
     SCOPE_CODE_CONTEXT,
     SCOPE_READ,
@@ -388,6 +393,8 @@ async def list_runs(
     cursor: str | None = None,
 ) -> tuple[list[RunView], dict[str, Any]]:
     """Runs of the caller's visible projects, newest first (a constant number of queries per page)."""
+    check_choice(state, RUN_STATES, "state")
+    check_choice(action, ACTIONS, "action")
     page = page_request(limit, cursor)
     project_ids = await tenancy.visible_project_ids(principal)
     writable = set(await tenancy.visible_project_ids(principal, "work_items:write"))
@@ -639,6 +646,8 @@ async def list_drafts(
     Pages continue from an opaque `cursor`, or from `after_id` (the last draft id a caller holds: GraphQL
     answers a plain list, so its clients page by id).
     """
+    check_choice(field, DRAFT_FIELDS, "field")
+    check_choice(action, ACTIONS, "action")
     page = page_request(limit, cursor)
     view = await load_run(principal, run_id)
     after = page.after_text() or after_id
@@ -664,6 +673,7 @@ async def list_artifacts(
     after_id: str | None = None,
 ) -> tuple[list[runs.ArtifactRow], dict[str, Any]]:
     """Artifacts of a visible run, newest first; pages continue from `cursor` or from `after_id`."""
+    check_choice(type, ARTIFACT_TYPES, "type")
     page = page_request(limit, cursor)
     await _visible_run(principal, run_id)
     after = page.after_text() or after_id

@@ -30,6 +30,7 @@ from groundwork.domain.evidence_search.corpus import (
     QueryClause,
     parse_query,
 )
+from groundwork.domain.ids import SUBJECT_PREFIXES, cannot_be_an_id, id_like
 from groundwork.domain.pagination import page_request, ranked_cursor, ranked_position
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence.repositories.evidence_search import corpus as repo
@@ -100,14 +101,14 @@ def _validate(search: CorpusSearch) -> None:
     errors = []
     if search.subject_type not in SUBJECT_TYPES:
         errors.append(FieldError("subject_ref.type", f"must be one of {', '.join(SUBJECT_TYPES)}"))
-    if not search.subject_id.strip() or "\x00" in search.subject_id:
-        errors.append(FieldError("subject_ref.id", "must be a non-empty id"))
+    if cannot_be_an_id(search.subject_id):
+        errors.append(FieldError("subject_ref.id", f"must be {id_like(SUBJECT_PREFIXES.get(search.subject_type))}"))
     if len(search.query) > MAX_QUERY_CHARS:
         errors.append(FieldError("query", f"must be at most {MAX_QUERY_CHARS} characters"))
     if search.kind is not None and search.kind not in SOURCE_KINDS:
         errors.append(FieldError("kind", f"must be one of {', '.join(SOURCE_KINDS)}"))
-    if search.source_id is not None and (not search.source_id.strip() or "\x00" in search.source_id):
-        errors.append(FieldError("source_id", "must be a non-empty id"))
+    if cannot_be_an_id(search.source_id):
+        errors.append(FieldError("source_id", f"must be {id_like('src')}"))
     if errors:
         raise InvalidRequest("The search request is not valid.", errors)
 

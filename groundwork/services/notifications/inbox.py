@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from groundwork.domain.choices import check_choice
 from groundwork.domain.errors import FieldError, NotFound, ValidationFailed
 from groundwork.domain.notifications.inbox import (
     COMMANDS,
@@ -28,7 +29,6 @@ from groundwork.domain.notifications.inbox import (
     VIA,
     Command,
     allowed_actions,
-    check_choice,
     check_command,
     check_confirmation,
     parse_time,
@@ -37,7 +37,7 @@ from groundwork.domain.notifications.inbox import (
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.tenancy.connected_apps import check_field_authority, check_sink_command
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.domain.times import format_timestamp, timestamp
+from groundwork.domain.times import TIMESTAMP_ACCEPTED, format_timestamp, timestamp
 from groundwork.persistence import db
 from groundwork.persistence.repositories.notifications import inbox as repo
 from groundwork.persistence.repositories.platform import outbox
@@ -243,12 +243,17 @@ async def _record_moves(
     return operation["id"], audit_ids, moved
 
 
+UP_TO_ACCEPTED = f"must be {TIMESTAMP_ACCEPTED}, a notification id or a cursor from the list"
+
+
 def _up_to(value: Any) -> tuple[datetime | None, str | None, bool]:
     """`up_to` of read-all: a time, a notification id (inclusive), or a list cursor (exclusive, as pages are)."""
     if value is None:
         return None, None, False
     if not isinstance(value, str) or not value:
-        raise ValidationFailed("Invalid up_to.", [FieldError("up_to", "a time, a notification id or a list cursor")])
+        raise ValidationFailed(
+            "Invalid up_to.", [FieldError("up_to", "must be a time, a notification id or a cursor from the list")]
+        )
     if value.startswith("notification_"):
         return None, value, True
     if value[:4].isdigit() and "T" in value:
@@ -258,7 +263,9 @@ def _up_to(value: Any) -> tuple[datetime | None, str | None, bool]:
     except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
         position = None
     if not isinstance(position, dict) or not isinstance(position.get("id"), str):
-        raise ValidationFailed("Invalid up_to.", [FieldError("up_to", "a time, a notification id or a list cursor")])
+        raise ValidationFailed(
+            "Invalid up_to.", [FieldError("up_to", "must be a time, a notification id or a cursor from the list")]
+        )
     return None, position["id"], False
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from groundwork.domain import webhooks as rules
+from groundwork.domain.choices import check_choice
 from groundwork.domain.errors import FieldError, GroundworkError, NotFound, ValidationFailed
 from groundwork.domain.ids import new_id
 from groundwork.domain.pagination import page_info, page_request
@@ -235,12 +236,8 @@ async def list_deliveries(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Deliveries to one endpoint with their attempts, newest first."""
     page = page_request(limit, cursor)
-    if status is not None and status not in rules.DELIVERY_STATUSES:
-        raise ValidationFailed(
-            "Invalid filter.", [FieldError("status", f"one of {', '.join(rules.DELIVERY_STATUSES)}")]
-        )
-    if event_type is not None and event_type not in rules.EVENT_TYPES:
-        raise ValidationFailed("Invalid filter.", [FieldError("event_type", "not a known event type")])
+    check_choice(status, rules.DELIVERY_STATUSES, "status")
+    check_choice(event_type, sorted(rules.EVENT_TYPES), "event_type")
     await get_endpoint(principal, endpoint_id)
     after = page.after_text()
     rows = await repo.list_deliveries(

@@ -17,6 +17,7 @@ Notify = Callable[..., Awaitable[dict[str, Any]]]
 DRAFT = """
 mutation ($input: DraftNotificationChangeInput!) {
   draftNotificationChange(input: $input) {
+    ok errors { code message }
     id notificationId command fromStatus toStatus expectedVersion valid
     validationErrors { code message path } conflicts exactCommand
   }
@@ -355,7 +356,8 @@ async def test_nobody_sees_another_principal_s_notifications_or_threads_it_is_no
             DRAFT,
             input={"notificationId": created["id"], "requestedOutcome": "read", "expectedVersion": 1},
         )
-        assert drafted["errors"][0]["extensions"]["code"] == "not_found"
+        refused = drafted["data"]["draftNotificationChange"]
+        assert (refused["ok"], refused["id"], [e["code"] for e in refused["errors"]]) == (False, None, ["not_found"])
         async with mcp_session(api_url, outsider.key) as session:
             for arguments in ({"resource_id": created["id"]}, {"resource_id": thread["id"]}):
                 denied = await session.call_tool("get_notifications_messaging", arguments)

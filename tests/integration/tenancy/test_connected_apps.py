@@ -76,12 +76,14 @@ async def test_a_read_app_cannot_draft_or_apply_through_any_transport(
     draft = await client.post(
         "/graphql",
         json={
-            "query": "mutation ($i: DraftNotificationChangeInput!) { draftNotificationChange(input: $i) { id } }",
+            "query": "mutation ($i: DraftNotificationChangeInput!) "
+            "{ draftNotificationChange(input: $i) { ok id errors { code } } }",
             "variables": {"i": {"notificationId": created["id"], "requestedOutcome": "read", "expectedVersion": 1}},
         },
         headers=headers,
     )
-    assert draft.json()["errors"][0]["extensions"]["code"] == "app_direction_forbidden"
+    refused = draft.json()["data"]["draftNotificationChange"]
+    assert (refused["ok"], refused["id"], refused["errors"]) == (False, None, [{"code": "app_direction_forbidden"}])
     work = await client.post(
         "/api/v1/work-items",
         json={"project_id": people.workspace.projects["ALPHA"], "title": "nope"},

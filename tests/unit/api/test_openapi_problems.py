@@ -44,7 +44,7 @@ def _document() -> dict[str, Any]:
 def test_a_new_route_documents_its_problem_answers_from_its_declarations() -> None:
     paths = _document()["paths"]
     create = paths["/api/v1/widgets"]["post"]
-    assert set(create["responses"]) == {"201", "400", "401", "403", "404", "409", "413", "422", "429", "503"}
+    assert set(create["responses"]) == {"201", "400", "401", "403", "404", "409", "413", "415", "422", "429", "503"}
     problem = create["responses"]["409"]["content"]["application/problem+json"]["schema"]
     assert problem == {"$ref": "#/components/schemas/Problem"}
     assert "Retry-After" in create["responses"]["429"]["headers"]
@@ -53,9 +53,9 @@ def test_a_new_route_documents_its_problem_answers_from_its_declarations() -> No
     read = paths["/api/v1/widgets/{widget_id}"]["get"]
     assert set(read["responses"]) == {"200", "400", "401", "403", "404", "422", "429", "503"}
     assert all(p["name"] != "Idempotency-Key" for p in read["parameters"])
-    assert "409" in paths["/api/v1/widgets/{widget_id}"]["patch"]["responses"]
-    # A public probe needs no key and is not rate limited: neither is documented.
-    assert set(paths["/health/live"]["get"]["responses"]) == {"200"}
+    assert {"409", "415"} <= set(paths["/api/v1/widgets/{widget_id}"]["patch"]["responses"])
+    # A public probe needs no key and is not rate limited: neither is documented. It takes no query parameter.
+    assert set(paths["/health/live"]["get"]["responses"]) == {"200", "400"}
 
 
 def test_the_problem_schema_requires_the_stable_code() -> None:

@@ -11,7 +11,7 @@ import msgspec
 from litestar import Controller, Request, get, post, put
 from litestar.params import Body, Parameter
 
-from groundwork.api.documented import HTTP_URL, documented
+from groundwork.api.documented import HTTP_URL, LIMIT, documented
 from groundwork.api.resources.notifications import notification_detail, notification_resource
 from groundwork.domain.notifications.inbox import (
     MAX_EXPECTED_VERSION,
@@ -67,18 +67,32 @@ PREFERENCES_SCHEMA: dict[str, Any] = {
 }
 
 
+ExpectedVersion = Annotated[int, documented(minimum=1, maximum=MAX_EXPECTED_VERSION)]
+# A move that needs confirmation changes nothing unless `confirm` is exactly true (422 `confirmation_required`).
+Confirm = Annotated[bool, documented(enum=[True])]
+
+
 class CommandBody(msgspec.Struct, forbid_unknown_fields=True):
     __documented_required__: ClassVar[tuple[str, ...]] = ("expected_version",)
-    expected_version: Annotated[int, documented(minimum=1, maximum=MAX_EXPECTED_VERSION)] | None = None
+    expected_version: ExpectedVersion | None = None
     reason: str | None = None
     confirm: bool | None = None
+
+
+class ConfirmedCommandBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("expected_version", "confirm")
+    expected_version: ExpectedVersion | None = None
+    reason: str | None = None
+    confirm: Confirm | None = None
 
 
 class ReadAllBody(msgspec.Struct, forbid_unknown_fields=True):
     up_to: str | None = None
 
 
-async def _command(request: Request[Principal, Any, Any], notification_id: str, command: str, data: CommandBody) -> Any:
+async def _command(
+    request: Request[Principal, Any, Any], notification_id: str, command: str, data: CommandBody | ConfirmedCommandBody
+) -> Any:
     result = await service.change_notification(
         request.user,
         notification_id,
@@ -102,7 +116,7 @@ class NotificationController(Controller):
         status: str | None = Parameter(default=None, schema_extra={"enum": list(STATUSES)}),
         source_kind: str | None = Parameter(default=None, schema_extra={"enum": list(SOURCE_KINDS)}),
         since: str | None = Parameter(default=None, schema_extra={"format": "date-time"}),
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         rows, page, unread = await service.list_notifications(
@@ -173,7 +187,9 @@ class NotificationController(Controller):
         description=PREVIEW,
         status_code=200,
     )
-    async def acknowledge(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+    async def acknowledge(
+        self, request: Request[Principal, Any, Any], notification_id: str, data: ConfirmedCommandBody
+    ) -> Any:
         return await _command(request, notification_id, "acknowledge", data)
 
     @post(
@@ -183,5 +199,7 @@ class NotificationController(Controller):
         description=PREVIEW,
         status_code=200,
     )
-    async def dismiss(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+    async def dismiss(
+        self, request: Request[Principal, Any, Any], notification_id: str, data: ConfirmedCommandBody
+    ) -> Any:
         return await _command(request, notification_id, "dismiss", data)

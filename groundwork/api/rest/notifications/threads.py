@@ -6,9 +6,8 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.params import Parameter
 
-from groundwork.api.documented import documented, text
+from groundwork.api.documented import LIMIT, documented, text
 from groundwork.api.resources.notifications import message_resource, thread_resource
 from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
 from groundwork.domain.notifications.threads import MAX_BODY, MAX_TITLE, SUBJECT_TYPES
@@ -45,7 +44,7 @@ class MessageController(Controller):
     async def list_threads(
         self,
         request: Request[Principal, Any, Any],
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         rows, page = await service.list_threads(request.user, limit=limit, cursor=cursor)
@@ -67,7 +66,7 @@ class MessageController(Controller):
         self,
         request: Request[Principal, Any, Any],
         thread_id: str,
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         thread, messages, page = await service.get_thread(request.user, thread_id, limit=limit, cursor=cursor)

@@ -6,9 +6,8 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.params import Parameter
 
-from groundwork.api.documented import documented, text
+from groundwork.api.documented import LIMIT, documented, text
 from groundwork.api.resources.notifications import app_resource
 from groundwork.domain.tenancy.connected_apps import (
     AUTHORITY_FIELDS,
@@ -61,7 +60,7 @@ class ConnectedAppController(Controller):
     async def list_apps(
         self,
         request: Request[Principal, Any, Any],
-        limit: int | None = Parameter(default=None, ge=1, le=100),
+        limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         rows, page = await service.list_apps(request.user, limit=limit, cursor=cursor)
