@@ -10,7 +10,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,6 +18,9 @@ from groundwork.config import Settings, default_data_dir
 from groundwork.config import index_dir as configured_index_dir
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.tenancy.scopes import ALL_SCOPES
+
+if TYPE_CHECKING:
+    from groundwork.persistence.repositories.tenancy.connected_apps import ConnectedAppRow
 
 T = TypeVar("T")
 
@@ -420,12 +423,12 @@ def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
 
     rows = _run_with_db(data_dir, lambda: list_keys(workspace_slug))
     for row in rows:
-        state = f"revoked {row['revoked_at']:%Y-%m-%d}" if row["revoked_at"] else "active"
-        used = f"{row['last_used_at']:%Y-%m-%d %H:%M}" if row["last_used_at"] else "never"
-        app = f"  app {row['app_id']}" if row.get("app_id") else ""
+        state = f"revoked {row.revoked_at:%Y-%m-%d}" if row.revoked_at else "active"
+        used = f"{row.last_used_at:%Y-%m-%d %H:%M}" if row.last_used_at else "never"
+        app = f"  app {row.app_id}" if row.app_id else ""
         click.echo(
-            f"{row['id']}  {row['key_prefix']}…  {row['workspace']}/{row['principal']}  {state}  "
-            f"last used {used}{app}  {' '.join(row['scopes'])}"
+            f"{row.id}  {row.key_prefix}…  {row.workspace}/{row.principal}  {state}  "
+            f"last used {used}{app}  {' '.join(row.scopes)}"
         )
     if not rows:
         _say("no keys")
@@ -449,12 +452,12 @@ def apps() -> None:
     """Register, activate and list connected apps (assistants, IDEs, chat and e-mail sinks)."""
 
 
-def _app_line(app: dict[str, Any]) -> str:
-    authority = ",".join(app["field_authority"]) or "-"
+def _app_line(app: ConnectedAppRow) -> str:
+    authority = ",".join(app.field_authority) or "-"
     return (
-        f"{app['id']}  {app.get('workspace', '')}  {app['name']!r}  {app['kind']}  direction {app['direction']}"
-        f"  authority {authority}  provenance {app['provenance']!r}  conflict {app['conflict']}  {app['status']}"
-        f"  {int(app.get('key_count') or 0)} key(s)"
+        f"{app.id}  {app.workspace or ''}  {app.name!r}  {app.kind}  direction {app.direction}"
+        f"  authority {authority}  provenance {app.provenance!r}  conflict {app.conflict}  {app.status}"
+        f"  {app.key_count} key(s)"
     )
 
 
@@ -506,7 +509,7 @@ def apps_register(
     }
     app = _run_with_db(data_dir, lambda: register_app_in(workspace_slug, declaration))
     _say("registered (not active yet); bind keys with `groundwork keys create --app ID`, then activate it")
-    click.echo(app["id"])
+    click.echo(app.id)
 
 
 @apps.command("activate")
@@ -517,7 +520,7 @@ def apps_activate(app_id: str, data_dir: Path | None) -> None:
     from groundwork.services.tenancy.connected_apps import set_app_status_by_id
 
     app = _run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "active"))
-    _say(f"{app['id']} is active")
+    _say(f"{app.id} is active")
 
 
 @apps.command("deactivate")
@@ -528,7 +531,7 @@ def apps_deactivate(app_id: str, data_dir: Path | None) -> None:
     from groundwork.services.tenancy.connected_apps import set_app_status_by_id
 
     app = _run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "inactive"))
-    _say(f"{app['id']} is inactive")
+    _say(f"{app.id} is inactive")
 
 
 @apps.command("list")
@@ -925,7 +928,7 @@ def providers_list(workspace_slug: str, data_dir: Path | None) -> None:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
-        return await context_repo.providers_of_workspace(workspace["id"])
+        return await context_repo.providers_of_workspace(workspace.id)
 
     rows = _run_with_db(data_dir, work)
     for row in rows:
@@ -966,7 +969,7 @@ def providers_register(
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
-        operator = Principal("", workspace["id"], "cli", "provider", False, "", frozenset())
+        operator = Principal("", workspace.id, "cli", "provider", False, "", frozenset())
         return await register_provider(
             operator, ProviderRegistration(name, classification, list(capabilities), authority)
         )

@@ -72,7 +72,7 @@ async def seed_demo_context() -> ProvidersRun:
     workspace = await tenancy.get_workspace_by_slug(catalog.WORKSPACE_SLUG)
     assert workspace is not None, "seed the demo data first"
     run = await run_builtin_providers(catalog.WORKSPACE_SLUG, client=None, task_queue="", index=False)
-    operator = Principal("", workspace["id"], "demo", "provider", False, "", frozenset())
+    operator = Principal("", workspace.id, "demo", "provider", False, "", frozenset())
     provider, _ = await register_provider(operator, FINANCIAL_PROVIDER)
     for item in FINANCIAL_CONTRIBUTIONS:
         project = await corpus_repo.project_by_key(catalog.WORKSPACE_SLUG, item.project_key)
@@ -80,7 +80,7 @@ async def seed_demo_context() -> ProvidersRun:
         # As recent as the project's data, so a fresh demo shows fresh packages and a re-seed repeats exactly.
         as_of = format_timestamp(max(w["version"] for w in await repo.work_items_with_history(project["id"])))
         work = await receive_contribution(
-            workspace["id"],
+            workspace.id,
             {
                 "provider_id": provider["id"],
                 "project_id": project["id"],

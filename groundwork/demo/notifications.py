@@ -37,11 +37,11 @@ async def _principal(workspace_id: str, name: str) -> Principal:
     row = await tenancy.get_principal_by_name(workspace_id, name)
     assert row is not None, name
     return Principal(
-        id=row["id"],
+        id=row.id,
         workspace_id=workspace_id,
-        name=row["name"],
-        kind=row["kind"],
-        is_admin=row["is_admin"],
+        name=row.name,
+        kind=row.kind,
+        is_admin=row.is_admin,
         api_key_id="",
         scopes=frozenset(ALL_SCOPES),
     )
@@ -52,17 +52,17 @@ async def seed_demo_notifications(settings: Settings) -> bool:
     workspace = await tenancy.get_workspace_by_slug(catalog.WORKSPACE_SLUG)
     if workspace is None:
         return False
-    ws = workspace["id"]
+    ws = workspace.id
     people = {name: await _principal(ws, name) for name in ("admin", "maya", "priya")}
     maya = people["maya"]
     if await messages.list_threads(maya, limit=1) != ([], {"next_cursor": None, "has_more": False}):
         return False
-    pay = next(p for p in await tenancy.visible_projects(people["admin"]) if p["key"] == "PAY")
+    pay = next(p for p in await tenancy.visible_projects(people["admin"]) if p.key == "PAY")
     thread = await messages.create_thread(
         maya,
         THREAD_TITLE,
         [people["admin"].id, people["priya"].id],
-        {"type": "project", "id": pay["id"]},
+        {"type": "project", "id": pay.id},
         "Heads-up: settlement for Marlow & Finch failed twice this week. Notes below.",
     )
     for name, text in CONVERSATION:

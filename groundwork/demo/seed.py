@@ -19,13 +19,13 @@ async def seed_demo_data() -> bool:
         if await tenancy.get_workspace_by_slug(catalog.WORKSPACE_SLUG) is not None:
             return False
         workspace = await tenancy.create_workspace(catalog.WORKSPACE_SLUG, catalog.WORKSPACE_NAME)
-        ws = workspace["id"]
+        ws = workspace.id
         portfolio = await tenancy.create_portfolio(ws, catalog.PORTFOLIO_NAME)
         engagements = {
-            e.name: (await tenancy.create_engagement(ws, portfolio["id"], e.name))["id"] for e in catalog.ENGAGEMENTS
+            e.name: (await tenancy.create_engagement(ws, portfolio.id, e.name)).id for e in catalog.ENGAGEMENTS
         }
         projects = {
-            p.key: (await tenancy.create_project(ws, engagements[p.engagement], p.key, p.name))["id"]
+            p.key: (await tenancy.create_project(ws, engagements[p.engagement], p.key, p.name)).id
             for p in catalog.PROJECTS
         }
         principals: dict[str, str] = {}
@@ -33,9 +33,9 @@ async def seed_demo_data() -> bool:
             row = await tenancy.create_principal(
                 ws, person.name, kind=person.kind, display_name=person.display_name, is_admin=person.is_admin
             )
-            principals[person.name] = row["id"]
+            principals[person.name] = row.id
             for project_key, role in person.memberships:
-                await tenancy.add_membership(row["id"], projects[project_key], role)
+                await tenancy.add_membership(row.id, projects[project_key], role)
         for item in catalog.WORK_ITEMS:
             await work_items.insert_work_item(
                 workspace_id=ws,

@@ -8,6 +8,7 @@ from litestar.serialization import encode_json
 
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
+from groundwork.persistence.repositories.tenancy.workspaces import VisibleProjectRow
 
 
 def work_item_resource(item: WorkItem) -> dict[str, Any]:
@@ -25,14 +26,14 @@ def work_item_resource(item: WorkItem) -> dict[str, Any]:
     }
 
 
-def project_resource(row: dict[str, Any]) -> dict[str, Any]:
+def project_resource(row: VisibleProjectRow) -> dict[str, Any]:
     """A project with the engagement and portfolio it belongs to."""
     return {
-        "id": row["id"],
-        "key": row["key"],
-        "name": row["name"],
-        "engagement": {"id": row["engagement_id"], "name": row["engagement_name"]},
-        "portfolio": {"id": row["portfolio_id"], "name": row["portfolio_name"]},
+        "id": row.id,
+        "key": row.key,
+        "name": row.name,
+        "engagement": {"id": row.engagement_id, "name": row.engagement_name},
+        "portfolio": {"id": row.portfolio_id, "name": row.portfolio_name},
     }
 
 

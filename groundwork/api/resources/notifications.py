@@ -6,6 +6,7 @@ from typing import Any
 
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import timestamp
+from groundwork.persistence.repositories.tenancy.connected_apps import ConnectedAppRow
 from groundwork.services.notifications.inbox import allowed_for
 from groundwork.services.notifications.proposals import exact_command
 
@@ -109,19 +110,19 @@ def proposal_resource(proposal: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def app_resource(app: dict[str, Any]) -> dict[str, Any]:
+def app_resource(app: ConnectedAppRow) -> dict[str, Any]:
     """A connected app with its declaration and lifecycle."""
     return {
-        "id": app["id"],
-        "name": app["name"],
-        "kind": app["kind"],
-        "direction": app["direction"],
-        "fieldAuthority": list(app["field_authority"]),
-        "provenance": app["provenance"],
-        "conflict": app["conflict"],
-        "status": app["status"],
-        "keyCount": int(app.get("key_count") or 0),
-        "activatedAt": timestamp(app["activated_at"]),
-        "createdAt": timestamp(app["created_at"]),
-        "updatedAt": timestamp(app["updated_at"]),
+        "id": app.id,
+        "name": app.name,
+        "kind": app.kind,
+        "direction": app.direction,
+        "fieldAuthority": list(app.field_authority),
+        "provenance": app.provenance,
+        "conflict": app.conflict,
+        "status": app.status,
+        "keyCount": app.key_count,
+        "activatedAt": timestamp(app.activated_at),
+        "createdAt": timestamp(app.created_at),
+        "updatedAt": timestamp(app.updated_at),
     }

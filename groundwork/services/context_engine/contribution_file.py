@@ -96,7 +96,7 @@ async def contribute_lines(
             outcome.outcome, outcome.reason = "failed", f"not valid JSON ({exc.msg} at column {exc.colno})"
             continue
         try:
-            work = await receive_contribution(workspace["id"], record, received_by=None)
+            work = await receive_contribution(workspace.id, record, received_by=None)
         except GroundworkError as error:
             outcome.outcome, outcome.reason = "failed", _describe(error)
             continue

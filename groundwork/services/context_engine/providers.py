@@ -147,7 +147,7 @@ async def run_builtin_providers(
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise NotFound(f"No workspace with the slug {workspace_slug!r}.")
-        workspace_id = workspace["id"]
+        workspace_id = workspace.id
     if client is not None:
         result: ProvidersRunResult = await client.execute_workflow(
             ContextProvidersRunWorkflow.run,

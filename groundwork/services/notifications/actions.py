@@ -160,11 +160,11 @@ async def redeem(keyring: KeyRing | None, token: str, now: datetime | None = Non
             raise ActionLinkUsed("This action link was already used.")
         current = await repo.get_notification(link.recipient_id, link.notification_id)
         recipient = Principal(
-            id=row["id"],
-            workspace_id=row["workspace_id"],
-            name=row["name"],
-            kind=row["kind"],
-            is_admin=row["is_admin"],
+            id=row.id,
+            workspace_id=row.workspace_id,
+            name=row.name,
+            kind=row.kind,
+            is_admin=row.is_admin,
             api_key_id="",
             scopes=frozenset({SCOPE_READ, SCOPE_OPERATE}),
         )

@@ -151,7 +151,7 @@ async def post_message(principal: Principal, thread_id: str, body: Any) -> dict[
             message = await _post(principal, thread_id, text)
             await request_results.record_result("message", message["id"])
     sender = await tenancy.get_principal(principal.id)
-    return {**message, "sender_name": sender["display_name"] if sender else principal.name}
+    return {**message, "sender_name": sender.display_name if sender else principal.name}
 
 
 async def mark_thread_read(principal: Principal, thread_id: str) -> dict[str, Any]:

@@ -33,7 +33,7 @@ async def planned_memberships(workspace_slug: str, grants: list[str]) -> list[Me
             if project_ref.startswith("prj_")
             else await projects.project_by_key(workspace_slug, project_ref)
         )
-        if project is None or workspace is None or project["workspace_id"] != workspace["id"]:
+        if project is None or workspace is None or project["workspace_id"] != workspace.id:
             raise GroundworkError(f"{grant!r}: no project {project_ref!r} in the workspace {workspace_slug!r}")
         planned.append(Membership(project["id"], project["key"], role))
     return planned
