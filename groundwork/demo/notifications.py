@@ -69,7 +69,7 @@ async def seed_demo_notifications(settings: Settings) -> bool:
         await messages.post_message(people[name], thread["id"], text)
     async with db.transaction():
         for event in await outbox.events_for_workspace(ws):
-            if event["type"] == MESSAGE_POSTED:
+            if event.type == MESSAGE_POSTED:
                 await notify(source_event(event), settings)
     admin = people["admin"]
     inbox, _ = await notification_repo.list_inbox(

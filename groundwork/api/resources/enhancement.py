@@ -9,6 +9,7 @@ from litestar.serialization import encode_json
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
 from groundwork.persistence.repositories.tenancy.workspaces import VisibleProjectRow
+from groundwork.persistence.repositories.work_items import WorkItemChangeRow
 
 
 def work_item_resource(item: WorkItem) -> dict[str, Any]:
@@ -37,15 +38,15 @@ def project_resource(row: VisibleProjectRow) -> dict[str, Any]:
     }
 
 
-def change_resource(row: dict[str, Any]) -> dict[str, Any]:
+def change_resource(row: WorkItemChangeRow) -> dict[str, Any]:
     """One entry of a work item's change history."""
     return {
-        "actorId": row["actor_id"],
-        "source": row["source"],
-        "changes": row["changes"],
-        "versionBefore": timestamp(row["version_before"]),
-        "versionAfter": timestamp(row["version_after"]),
-        "changedAt": timestamp(row["changed_at"]),
+        "actorId": row.actor_id,
+        "source": row.source,
+        "changes": row.changes,
+        "versionBefore": timestamp(row.version_before),
+        "versionAfter": timestamp(row.version_after),
+        "changedAt": timestamp(row.changed_at),
     }
 
 

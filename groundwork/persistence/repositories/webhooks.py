@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from asyncpg import Record
+
 from groundwork.domain.ids import new_id
 from groundwork.domain.webhooks import (
     EndpointOwner,
@@ -18,6 +20,7 @@ from groundwork.domain.webhooks import (
     subscribes,
 )
 from groundwork.persistence import db
+from groundwork.persistence.repositories.platform.outbox import ClaimedEventRow
 
 # What the relay and the API need to start a delivery workflow.
 _START_COLUMNS = "id, workflow_id, generation, workspace_id, endpoint_id, event_id, event_type"
@@ -196,7 +199,7 @@ async def replace_secrets(endpoint_id: str, old: StoredSecrets, new: StoredSecre
 # ---------------------------------------------------------------------------------------------- the relay
 
 
-async def create_deliveries(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def create_deliveries(events: list[ClaimedEventRow]) -> list[dict[str, Any]]:
     """Create the deliveries of claimed outbox events (call inside the claim's transaction).
 
     An event goes to each enabled endpoint that subscribes to it and whose owner may see what it is
@@ -209,13 +212,13 @@ async def create_deliveries(events: list[dict[str, Any]]) -> list[dict[str, Any]
         " FROM webhook_endpoints e"
         " LEFT JOIN principals p ON p.id = e.created_by AND p.workspace_id = e.workspace_id"
         " WHERE e.enabled AND e.workspace_id = ANY($1::text[])",
-        list({e["workspace_id"] for e in events}),
+        list({e.workspace_id for e in events}),
     )
     subscribed = [
         (event, endpoint)
         for event in events
         for endpoint in endpoints
-        if endpoint["workspace_id"] == event["workspace_id"] and subscribes(endpoint["event_types"], event["type"])
+        if endpoint["workspace_id"] == event.workspace_id and subscribes(endpoint["event_types"], event.type)
     ]
     owners = await _endpoint_owners(subscribed)
     pairs = [
@@ -223,9 +226,9 @@ async def create_deliveries(events: list[dict[str, Any]]) -> list[dict[str, Any]
         for event, endpoint in subscribed
         if endpoint_may_receive(
             owners[endpoint["id"]],
-            event_type=event["type"],
-            project_id=event["project_id"],
-            private_to=event["private_to"],
+            event_type=event.type,
+            project_id=event.project_id,
+            private_to=event.private_to,
         )
     ]
     if not pairs:
@@ -239,19 +242,19 @@ async def create_deliveries(events: list[dict[str, Any]]) -> list[dict[str, Any]
         RETURNING {_START_COLUMNS}
         """,
         [new_id("whd") for _ in pairs],
-        [delivery_workflow_id(ev["event_id"], ep["id"]) for ev, ep in pairs],
-        [ev["workspace_id"] for ev, _ in pairs],
+        [delivery_workflow_id(ev.event_id, ep["id"]) for ev, ep in pairs],
+        [ev.workspace_id for ev, _ in pairs],
         [ep["id"] for _, ep in pairs],
-        [ev["event_id"] for ev, _ in pairs],
-        [ev["type"] for ev, _ in pairs],
+        [ev.event_id for ev, _ in pairs],
+        [ev.type for ev, _ in pairs],
     )
     return [dict(r) for r in rows]
 
 
-async def _endpoint_owners(subscribed: list[tuple[Any, Any]]) -> dict[str, EndpointOwner]:
+async def _endpoint_owners(subscribed: list[tuple[ClaimedEventRow, Record]]) -> dict[str, EndpointOwner]:
     """What each endpoint's owner may see now: admin or not, and its permissions on the events' projects."""
     members = {ep["created_by"] for _, ep in subscribed if ep["created_by"] and not ep["owner_is_admin"]}
-    projects = {ev["project_id"] for ev, _ in subscribed if ev["project_id"]}
+    projects = {ev.project_id for ev, _ in subscribed if ev.project_id}
     permissions: dict[str, dict[str, frozenset[str]]] = {}
     if members and projects:
         rows = await db.fetch(

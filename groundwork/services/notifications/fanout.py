@@ -14,7 +14,6 @@ sweep starts after a grace period (Temporal's id policies make a repeated start 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories.notifications import deliveries
 from groundwork.persistence.repositories.notifications import inbox as repo
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.platform.outbox import ClaimedEventRow, OutboxEventRow
 from groundwork.services.notifications.preferences import preferences_for_sending
 from groundwork.services.notifications.sources import SOURCES, SourceEvent
 from groundwork.workflows.notifications import (
@@ -66,20 +66,17 @@ class Fanned:
         self.digests += other.digests
 
 
-def source_event(row: dict[str, Any]) -> SourceEvent:
+def source_event(row: ClaimedEventRow | OutboxEventRow) -> SourceEvent:
     """An outbox row as the resolvers see it."""
-    payload = row["payload"]
-    if isinstance(payload, str):
-        payload = json.loads(payload)
     return SourceEvent(
-        event_id=row["event_id"],
-        type=row["type"],
-        workspace_id=row["workspace_id"],
-        resource_type=row["resource_type"],
-        resource_id=row["resource_id"],
-        actor_id=row["actor_id"],
-        payload=payload if isinstance(payload, dict) else {},
-        occurred_at=row["occurred_at"],
+        event_id=row.event_id,
+        type=row.type,
+        workspace_id=row.workspace_id,
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        actor_id=row.actor_id,
+        payload=row.payload if isinstance(row.payload, dict) else {},
+        occurred_at=row.occurred_at,
     )
 
 
@@ -216,18 +213,18 @@ class NotificationFanout:
         self._limit = asyncio.Semaphore(concurrency)
         self._pending = Fanned()
 
-    async def consume(self, events: list[dict[str, Any]]) -> None:
+    async def consume(self, events: list[ClaimedEventRow]) -> None:
         """Notify for each claimed event that a source resolves (inside the relay's transaction)."""
         self._pending = Fanned()
         for row in events:
-            if row["type"] not in SOURCES:
+            if row.type not in SOURCES:
                 continue
             try:
                 # A source that fails on one event (a bug) must not hold back the whole outbox.
                 async with db.savepoint():
                     self._pending.extend(await notify(source_event(row), self.settings))
             except Exception:
-                log.exception("could not create the notifications of %s (%s)", row["event_id"], row["type"])
+                log.exception("could not create the notifications of %s (%s)", row.event_id, row.type)
 
     async def start_consumed(self) -> int:
         """Start the workflows of what the last committed `consume` produced."""

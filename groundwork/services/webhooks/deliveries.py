@@ -26,6 +26,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from groundwork.config import Settings
 from groundwork.persistence.repositories import webhooks as repo
+from groundwork.persistence.repositories.platform.outbox import ClaimedEventRow
 from groundwork.workflows.search_attributes import DELIVERY_STATUS, ENDPOINT, EVENT_TYPE, WORKSPACE
 from groundwork.workflows.webhooks import DeliveryPolicy, DeliveryRequest, WebhookDeliveryWorkflow
 
@@ -124,7 +125,7 @@ class WebhookDeliveries:
         self.starter = DeliveryStarter(client, settings.temporal_task_queue, delivery_policy(settings))
         self.created: list[dict[str, Any]] = []
 
-    async def consume(self, events: list[dict[str, Any]]) -> None:
+    async def consume(self, events: list[ClaimedEventRow]) -> None:
         """Create the deliveries of claimed events (inside the relay's transaction)."""
         self.created = await repo.create_deliveries(events)
 

@@ -221,7 +221,7 @@ async def test_a_retry_after_an_abandoned_claim_replays_the_first_outcome_instea
     applied_events = [
         e
         for e in await outbox.events_for_workspace(workspace.id)
-        if e["resource_id"] == run["id"] and e["type"] == "work_item_enhancement.applied"
+        if e.resource_id == run["id"] and e.type == "work_item_enhancement.applied"
     ]
     assert len(applied_events) == 1
 

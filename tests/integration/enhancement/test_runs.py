@@ -246,5 +246,5 @@ async def test_a_queued_run_whose_workflow_was_terminated_is_failed_by_the_sweep
     await sweep_queued_runs(temporal_client, queue, 3600, older_than_seconds=0)
     failed = (await client.get(f"/api/v1/work-item-enhancements/{run_id}", headers=workspace.headers(key))).json()
     assert failed["data"]["state"] == "failed" and failed["data"]["error"]["code"] == "workflow_closed"
-    events = [e["type"] for e in await outbox.events_for_workspace(workspace.id) if e["resource_id"] == run_id]
+    events = [e.type for e in await outbox.events_for_workspace(workspace.id) if e.resource_id == run_id]
     assert events == ["work_item_enhancement.failed"]

@@ -129,7 +129,7 @@ async def test_webhook_history_is_purged_after_its_windows_and_nothing_still_nee
     )
     assert purged.attempts >= 1 and purged.deliveries >= 1 and purged.outbox_events >= 2
 
-    events = {e["event_id"] for e in await outbox.events_for_workspace(workspace.id)}
+    events = {e.event_id for e in await outbox.events_for_workspace(workspace.id)}
     assert old_event not in events and lone not in events  # past the window, needed by no delivery
     assert kept_event in events and retrying_event in events  # recent, or still being delivered
     deliveries = {
