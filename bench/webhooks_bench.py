@@ -34,9 +34,9 @@ from groundwork.domain.ids import new_id
 from groundwork.domain.webhooks import new_secret
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import webhooks as webhook_repo
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.persistence.repositories.webhooks import endpoints as webhook_endpoints
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.webhooks.secrets import seal_webhook_secret
 from groundwork.stack.postgres import start_postgres
@@ -211,7 +211,7 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
     await tenancy.add_membership(owner.id, project.id, "lead")
     secret_key = KeyRing.generate_text()
     endpoint_id = new_id("whe")
-    await webhook_repo.insert_endpoint(
+    await webhook_endpoints.insert_endpoint(
         endpoint_id=endpoint_id,
         workspace_id=workspace.id,
         url=f"http://127.0.0.1:{receiver.port}/hook",

@@ -21,6 +21,7 @@ from groundwork.domain.tenancy.scopes import ALL_SCOPES
 
 if TYPE_CHECKING:
     from groundwork.persistence.repositories.tenancy.connected_apps import ConnectedAppRow
+    from groundwork.persistence.repositories.webhooks.attempts import AttemptTailRow
 
 T = TypeVar("T")
 
@@ -589,19 +590,19 @@ def webhooks() -> None:
     """Watch webhook deliveries."""
 
 
-def _attempt_line(row: dict[str, Any]) -> str:
+def _attempt_line(row: AttemptTailRow) -> str:
     from groundwork.domain.times import timestamp
 
-    answer = str(row["status_code"]) if row["status_code"] is not None else "---"
-    verdict = "ok" if row["outcome"] == "succeeded" else "failed"
-    if row["outcome"] == "failed" and row["status"] == "pending" and row["next_attempt_at"] is not None:
-        verdict = f"retry at {timestamp(row['next_attempt_at'])}"
+    answer = str(row.status_code) if row.status_code is not None else "---"
+    verdict = "ok" if row.outcome == "succeeded" else "failed"
+    if row.outcome == "failed" and row.status == "pending" and row.next_attempt_at is not None:
+        verdict = f"retry at {timestamp(row.next_attempt_at)}"
     line = (
-        f"{timestamp(row['attempted_at'])}  {row['delivery_id']}  #{row['number']}  {answer}"
-        f"  {row['latency_ms']:.1f} ms  {verdict}  {row['event_type']}  {row['event_id']}"
-        f"  -> {row['endpoint_id']} {row['url']}  [{row['workspace']}]"
+        f"{timestamp(row.attempted_at)}  {row.delivery_id}  #{row.number}  {answer}"
+        f"  {row.latency_ms:.1f} ms  {verdict}  {row.event_type}  {row.event_id}"
+        f"  -> {row.endpoint_id} {row.url}  [{row.workspace}]"
     )
-    return f"{line}  error: {row['error']}" if row["error"] else line
+    return f"{line}  error: {row.error}" if row.error else line
 
 
 @webhooks.command("tail")
@@ -643,7 +644,7 @@ def webhooks_tail(
             rows = await service.attempts_after(after, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
             for row in rows:
                 click.echo(_attempt_line(row))
-                after = row["id"]
+                after = row.id
             sys.stdout.flush()
             if not rows and not follow:
                 return
