@@ -49,6 +49,7 @@ from groundwork.persistence.migrate import apply_migrations
 from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items
 from groundwork.persistence.repositories.notifications import inbox as notification_repo
+from groundwork.persistence.repositories.notifications import preferences as notification_preferences
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.secrets.keyring import KeyRing
@@ -104,7 +105,7 @@ async def setup_fanout(workspace_id: str, recipients: int) -> tuple[str, str, st
         for n in range(recipients):
             principal = await tenancy.create_principal(workspace_id, f"p{suffix}-{recipients}-{n}")
             await tenancy.add_membership(principal.id, project.id, "viewer")
-            await notification_repo.save_preferences(
+            await notification_preferences.save_preferences(
                 principal_id=principal.id,
                 workspace_id=workspace_id,
                 email_enabled=True,

@@ -66,7 +66,7 @@ async def seed_demo_notifications(settings: Settings) -> bool:
         "Heads-up: settlement for Marlow & Finch failed twice this week. Notes below.",
     )
     for name, text in CONVERSATION:
-        await messages.post_message(people[name], thread["id"], text)
+        await messages.post_message(people[name], thread.id, text)
     async with db.transaction():
         for event in await outbox.events_for_workspace(ws):
             if event.type == MESSAGE_POSTED:
@@ -76,10 +76,10 @@ async def seed_demo_notifications(settings: Settings) -> bool:
         admin.id, status=None, source_kind="messages", since=None, after_id=None, limit=100
     )
     for notification, moves in zip(reversed(inbox), MOVES, strict=False):
-        version = notification["version"]
+        version = notification.version
         for command in moves:
             result = await change_notification(
-                admin, notification["id"], command, expected_version=version, confirm=True, via="demo"
+                admin, notification.id, command, expected_version=version, confirm=True, via="demo"
             )
             version = result.version
     return True
