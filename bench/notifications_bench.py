@@ -46,8 +46,8 @@ from groundwork.domain.pagination import encode_cursor
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items
+from groundwork.persistence.repositories.enhancement import runs
 from groundwork.persistence.repositories.notifications import inbox as notification_repo
 from groundwork.persistence.repositories.notifications import preferences as notification_preferences
 from groundwork.persistence.repositories.platform import outbox

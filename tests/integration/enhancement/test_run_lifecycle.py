@@ -21,7 +21,7 @@ from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, ActionOutput
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
-from groundwork.persistence.repositories import enhancement as runs
+from groundwork.persistence.repositories.enhancement import run_evidence, runs
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.platform.outbox import OutboxEventRow
 from groundwork.services.enhancement import runs as service
@@ -98,7 +98,7 @@ async def test_a_runs_actions_run_concurrently_on_evidence_gathered_once(
     assert [a["state"] for a in run["actions"]] == ["completed"] * 4
     assert script.most_in_flight >= 2  # the actions' generations overlapped
     assert evidence.calls == 1  # gathered once for the run, shared by its four actions
-    stored = await runs.get_run_evidence(run["id"])
+    stored = await run_evidence.get_run_evidence(run["id"])
     assert stored is not None
     types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 4
@@ -363,11 +363,11 @@ async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace
         )
     first = [Evidence(EvidenceRef("passage", "psg_1"), "First passage text.", "Doc", "Doc > Risks")]
     references = [ReferenceItem("wi_1", "DSP-1", "Done before", 3, "Estimated at three.")]
-    kept = await runs.store_run_evidence(run_id, first, references)
-    late = await runs.store_run_evidence(
+    kept = await run_evidence.store_run_evidence(run_id, first, references)
+    late = await run_evidence.store_run_evidence(
         run_id, [Evidence(EvidenceRef("passage", f"psg_{uuid.uuid4().hex}"), "x", "y")], []
     )
-    stored = await runs.get_run_evidence(run_id)
+    stored = await run_evidence.get_run_evidence(run_id)
     assert stored is not None and stored[0] == first
     # The storing call's copy is exactly what every later reader gets (a whole estimate reads back as 3.0).
     assert kept == stored and isinstance(kept[1][0].estimate, float)
