@@ -224,9 +224,9 @@ async def ingest(
     started = time.perf_counter()
     done = 0
     for project_id, files in by_project.items():
-        report = await ingest_files(
-            {"id": project_id, "workspace_id": workspace_id}, files, owner="bench", client=None, task_queue="unused"
-        )
+        project = await tenancy.project_by_id(project_id)
+        assert project is not None
+        report = await ingest_files(project, files, owner="bench", client=None, task_queue="unused")
         assert report.count("added") == len(files), [f for f in report.files if f.outcome != "added"][:3]
         done += len(files)
         print(f"  {done:,}/{len(sources):,} sources, {time.perf_counter() - started:.0f} s", flush=True)

@@ -745,7 +745,7 @@ def ingest(
         project = await corpus_admin.resolve_project(project_ref, workspace_slug)
         client = None if local else await _worker_client(settings)
         _say(
-            f"ingesting into {project['key']} "
+            f"ingesting into {project.key} "
             + ("through the worker (Temporal)" if client is not None else "in this process")
         )
         with click.progressbar(length=len(files), label="Ingesting", file=sys.stderr) as bar:
@@ -778,7 +778,7 @@ def ingest(
 @data_dir_option
 def reindex(data_dir: Path | None) -> None:
     """Rebuild the evidence search index from PostgreSQL; the API serves the old index until the switch."""
-    from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
+    from groundwork.persistence.repositories.evidence_search import index_log
     from groundwork.search.corpus_index import CorpusIndex
     from groundwork.services.evidence_search import admin as corpus_admin
 
@@ -788,7 +788,7 @@ def reindex(data_dir: Path | None) -> None:
         from groundwork.search.package_index import PackageIndex
 
         index = CorpusIndex.at(_corpus_index_dir(data_dir))
-        total = await corpus_repo.count_indexable_passages()
+        total = await index_log.count_indexable_passages()
         with click.progressbar(length=total, label="Reindexing", file=sys.stderr) as bar:
             written, caught_up = await corpus_admin.reindex(index, bar.update)
         packages = PackageIndex.at(_corpus_index_dir(data_dir))

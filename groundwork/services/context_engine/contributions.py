@@ -48,8 +48,8 @@ from groundwork.domain.times import format_timestamp
 from groundwork.domain.work_items import parse_version
 from groundwork.persistence import db
 from groundwork.persistence.repositories.context_engine import packages as repo
-from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.package_projection import catch_up_package_index
 from groundwork.platform.temporal.client import TemporalConnection
 from groundwork.search.generations import IndexBusy
@@ -230,9 +230,9 @@ async def receive_contribution(
             "Built-in providers contribute only from project data.",
             [FieldError("provider_id", "is a built-in provider")],
         )
-    project = await corpus_repo.project_by_id(contribution.project_id)
+    project = await tenancy.project_by_id(contribution.project_id)
     errors = provider_rule_errors(contribution, tuple(provider["capabilities"]), provider["classification"])
-    if project is None or project["workspace_id"] != workspace_id:
+    if project is None or project.workspace_id != workspace_id:
         errors.append(FieldError("project_id", "no such project in this workspace"))
     if errors:
         raise ValidationFailed("The contribution is not valid.", errors)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from asyncpg import Record
+
 from groundwork.domain.context_engine.contribution import ContributionInput, EvidenceInput
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
@@ -334,22 +336,51 @@ async def last_index_change() -> int:
     return int(row["seq"]) if row else 0
 
 
+@dataclass(frozen=True, slots=True)
+class IndexableEntryRow:
+    """An entry as the package index holds it: its key (`seq`), what a query matches, what search filters on."""
+
+    seq: int
+    entry_id: str
+    workspace_id: str
+    project_id: str
+    term: str
+    summary: str
+    contribution_type: str
+    classification: str
+    status: str
+
+
 _INDEXABLE = (
-    "SELECT id, seq, workspace_id, project_id, term, summary, contribution_type, classification, status"
+    "SELECT id AS entry_id, seq, workspace_id, project_id, term, summary, contribution_type, classification, status"
     " FROM context_entries"
 )
 
 
-async def indexable_entries(entry_ids: list[str]) -> list[dict[str, Any]]:
+def _indexable(row: Record) -> IndexableEntryRow:
+    return IndexableEntryRow(
+        seq=row["seq"],
+        entry_id=row["entry_id"],
+        workspace_id=row["workspace_id"],
+        project_id=row["project_id"],
+        term=row["term"],
+        summary=row["summary"],
+        contribution_type=row["contribution_type"],
+        classification=row["classification"],
+        status=row["status"],
+    )
+
+
+async def indexable_entries(entry_ids: list[str]) -> list[IndexableEntryRow]:
     """The given entries as the index needs them (any status: the follower keeps only `ready`)."""
     rows = await db.fetch(_INDEXABLE + " WHERE id = ANY($1::text[])", entry_ids)
-    return [dict(r) for r in rows]
+    return [_indexable(r) for r in rows]
 
 
-async def ready_entries_after(after_seq: int, limit: int) -> list[dict[str, Any]]:
+async def ready_entries_after(after_seq: int, limit: int) -> list[IndexableEntryRow]:
     """The next ready entries, for a rebuild."""
     rows = await db.fetch(_INDEXABLE + " WHERE status = 'ready' AND seq > $1 ORDER BY seq LIMIT $2", after_seq, limit)
-    return [dict(r) for r in rows]
+    return [_indexable(r) for r in rows]
 
 
 async def count_ready_entries() -> int:

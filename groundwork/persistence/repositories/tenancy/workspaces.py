@@ -198,6 +198,10 @@ async def create_project(workspace_id: str, engagement_id: str, key: str, name: 
         name,
     )
     assert row is not None
+    return _project(row)
+
+
+def _project(row: Record) -> ProjectRow:
     return ProjectRow(
         id=row["id"],
         workspace_id=row["workspace_id"],
@@ -206,6 +210,22 @@ async def create_project(workspace_id: str, engagement_id: str, key: str, name: 
         name=row["name"],
         created_at=row["created_at"],
     )
+
+
+async def project_by_id(project_id: str) -> ProjectRow | None:
+    """A project by id."""
+    row = await db.fetchrow("SELECT * FROM projects WHERE id = $1", project_id)
+    return _project(row) if row else None
+
+
+async def project_by_key(workspace_slug: str, key: str) -> ProjectRow | None:
+    """A project by its key within the workspace with this slug."""
+    row = await db.fetchrow(
+        "SELECT p.* FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.slug = $1 AND p.key = $2",
+        workspace_slug,
+        key,
+    )
+    return _project(row) if row else None
 
 
 async def add_membership(principal_id: str, project_id: str, role: str) -> None:
