@@ -114,7 +114,7 @@ async def setup_workspace() -> tuple[str, list[str], list[str], str, Principal]:
     ]
     operator = Principal("", ws.id, "bench", "provider", False, "", frozenset())
     providers = [
-        (await register_provider(operator, ProviderRegistration(name, "delivery", list(CAPABILITY.values()))))[0]["id"]
+        (await register_provider(operator, ProviderRegistration(name, "delivery", list(CAPABILITY.values()))))[0].id
         for name in PROVIDERS
     ]
     issued = await api_keys.issue_key("ctxbench", "bench", None, admin=True)

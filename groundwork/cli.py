@@ -20,6 +20,7 @@ from groundwork.domain.errors import GroundworkError
 from groundwork.domain.tenancy.scopes import ALL_SCOPES
 
 if TYPE_CHECKING:
+    from groundwork.persistence.repositories.context_engine.providers import ProviderRow
     from groundwork.persistence.repositories.tenancy.connected_apps import ConnectedAppRow
     from groundwork.persistence.repositories.webhooks.attempts import AttemptTailRow
 
@@ -783,7 +784,7 @@ def reindex(data_dir: Path | None) -> None:
     from groundwork.services.evidence_search import admin as corpus_admin
 
     async def work(dsn: str) -> tuple[int, bool, int]:
-        from groundwork.persistence.repositories.context_engine import packages as context_repo
+        from groundwork.persistence.repositories.context_engine import entry_index_log
         from groundwork.platform.search_replica.package_projection import rebuild_package_index
         from groundwork.search.package_index import PackageIndex
 
@@ -793,7 +794,7 @@ def reindex(data_dir: Path | None) -> None:
             written, caught_up = await corpus_admin.reindex(index, bar.update)
         packages = PackageIndex.at(_corpus_index_dir(data_dir))
         with click.progressbar(
-            length=await context_repo.count_ready_entries(), label="Packages", file=sys.stderr
+            length=await entry_index_log.count_ready_entries(), label="Packages", file=sys.stderr
         ) as bar:
             package_count = await rebuild_package_index(packages, bar.update)
         packages.release_writer()
@@ -922,22 +923,19 @@ def providers_run(workspace_slug: str | None, local: bool, data_dir: Path | None
 @data_dir_option
 def providers_list(workspace_slug: str, data_dir: Path | None) -> None:
     """List the workspace's providers: id, name, classification, authority, capabilities."""
-    from groundwork.persistence.repositories.context_engine import packages as context_repo
+    from groundwork.persistence.repositories.context_engine import providers as provider_rows
     from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
-    async def work() -> list[dict[str, Any]]:
+    async def work() -> list[ProviderRow]:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
-        return await context_repo.providers_of_workspace(workspace.id)
+        return await provider_rows.providers_of_workspace(workspace.id)
 
     rows = _run_with_db(data_dir, work)
     for row in rows:
-        kind = "built-in" if row["builtin"] else "registered"
-        click.echo(
-            f"{row['id']}  {row['name']}  {row['classification']}  {row['authority']}  {kind}  "
-            f"{' '.join(row['capabilities'])}"
-        )
+        kind = "built-in" if row.builtin else "registered"
+        click.echo(f"{row.id}  {row.name}  {row.classification}  {row.authority}  {kind}  {' '.join(row.capabilities)}")
     if not rows:
         _say("no providers (the built-in ones are registered by their first run)")
 
@@ -966,7 +964,7 @@ def providers_register(
     from groundwork.persistence.repositories.tenancy import workspaces as tenancy
     from groundwork.services.context_engine.contributions import ProviderRegistration, register_provider
 
-    async def work() -> tuple[dict[str, Any], bool]:
+    async def work() -> tuple[ProviderRow, bool]:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
@@ -976,8 +974,8 @@ def providers_register(
         )
 
     row, created = _run_with_db(data_dir, work)
-    _say(("registered" if created else "updated") + f" provider {row['name']}")
-    click.echo(row["id"])
+    _say(("registered" if created else "updated") + f" provider {row.name}")
+    click.echo(row.id)
 
 
 def main() -> None:

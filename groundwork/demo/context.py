@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from groundwork.demo import catalog
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import format_timestamp
-from groundwork.persistence.repositories.context_engine import packages as repo
+from groundwork.persistence.repositories.context_engine import provider_sources
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.context_engine.contributions import (
     ProviderRegistration,
@@ -77,11 +77,11 @@ async def seed_demo_context() -> ProvidersRun:
         project = await tenancy.project_by_key(catalog.WORKSPACE_SLUG, item.project_key)
         assert project is not None
         # As recent as the project's data, so a fresh demo shows fresh packages and a re-seed repeats exactly.
-        as_of = format_timestamp(max(w["version"] for w in await repo.work_items_with_history(project.id)))
+        as_of = format_timestamp(max(w.version for w in await provider_sources.work_items_with_history(project.id)))
         work = await receive_contribution(
             workspace.id,
             {
-                "provider_id": provider["id"],
+                "provider_id": provider.id,
                 "project_id": project.id,
                 "term": item.term,
                 "summary": item.summary,

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import tantivy
 
-from groundwork.persistence.repositories.context_engine.packages import IndexableEntryRow
+from groundwork.persistence.repositories.context_engine.entry_index_log import IndexableEntryRow
 from groundwork.search import generations
 from groundwork.search.analysis import INDEX_TOKENIZER
 from groundwork.search.generations import GenerationalIndex, GenerationWriter

@@ -110,6 +110,11 @@ async def get_workspace_by_slug(slug: str) -> WorkspaceRow | None:
     return _workspace(row) if row else None
 
 
+async def all_workspaces() -> list[WorkspaceRow]:
+    """Every workspace, by slug."""
+    return [_workspace(r) for r in await db.fetch("SELECT * FROM workspaces ORDER BY slug")]
+
+
 async def create_principal(
     workspace_id: str,
     name: str,
@@ -226,6 +231,18 @@ async def project_by_key(workspace_slug: str, key: str) -> ProjectRow | None:
         key,
     )
     return _project(row) if row else None
+
+
+async def projects_by_id(project_ids: list[str]) -> list[ProjectRow]:
+    """Projects by id, by key."""
+    rows = await db.fetch("SELECT * FROM projects WHERE id = ANY($1::text[]) ORDER BY key", project_ids)
+    return [_project(r) for r in rows]
+
+
+async def projects_of_workspace(workspace_id: str) -> list[ProjectRow]:
+    """Every project of a workspace, by key."""
+    rows = await db.fetch("SELECT * FROM projects WHERE workspace_id = $1 ORDER BY key", workspace_id)
+    return [_project(r) for r in rows]
 
 
 async def add_membership(principal_id: str, project_id: str, role: str) -> None:
