@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from asyncpg import Record
 
 from groundwork.domain.enhancement.model import ActionOutput, DraftState, EvidenceRef, draft_value_problem
@@ -15,8 +16,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories.enhancement.run_actions import RunActionRow
 
 
-@dataclass(frozen=True, slots=True)
-class DraftRow:
+class DraftRow(msgspec.Struct, frozen=True, gc=False):
     """A draft an action proposed: the field, its value and evidence (decoded), and whether it was applied."""
 
     id: str
@@ -37,8 +37,7 @@ class DraftRow:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ArtifactRow:
+class ArtifactRow(msgspec.Struct, frozen=True, gc=False):
     """An artifact an action produced, its evidence references decoded."""
 
     id: str

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from asyncpg import Record
 
 from groundwork.persistence import db
 
 
-@dataclass(frozen=True, slots=True)
-class RunActionRow:
+class RunActionRow(msgspec.Struct, frozen=True, gc=False):
     """A requested action of a run (one per request id) and where it stands."""
 
     id: int

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import msgspec
 from asyncpg import Record
 
 from groundwork.persistence import db
@@ -13,8 +14,9 @@ from groundwork.persistence import db
 _INDEX_LOG_LOCK = 7_301_942_203
 
 
-@dataclass(frozen=True, slots=True)
-class IndexablePassageRow:
+# A Struct rather than a dataclass: a rebuild builds one per passage (a million of them), and a frozen dataclass
+# costs several times as much to build.
+class IndexablePassageRow(msgspec.Struct, frozen=True, gc=False):
     """A passage as the index holds it: its key (`seq`), its text, what search filters on, and its record."""
 
     seq: int

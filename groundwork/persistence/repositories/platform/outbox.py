@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
 
@@ -32,8 +34,9 @@ class OutboxEventRow:
     private_to: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimedEventRow:
+# A Struct rather than a dataclass, as on every hot path: the relay builds one per claimed event, and a
+# frozen dataclass costs several times as much to build.
+class ClaimedEventRow(msgspec.Struct, frozen=True, gc=False):
     """An undispatched event as the relay hands it to its consumers."""
 
     id: int
@@ -146,6 +149,10 @@ async def events_for_workspace(workspace_id: str) -> list[OutboxEventRow]:
 
 ClaimedEvents = Callable[[list[ClaimedEventRow]], Awaitable[None]]
 
+# msgspec's decoder, not json.loads: every claimed event's payload is decoded here, most of them for no consumer
+# that reads it, and this one takes a third of the time for the same values.
+_decode_payload = msgspec.json.Decoder().decode
+
 
 async def claim_batch(limit: int, *, on_claimed: ClaimedEvents) -> int:
     """Claim undispatched events (SKIP LOCKED), hand them to `on_claimed` and mark them dispatched.
@@ -173,7 +180,7 @@ async def claim_batch(limit: int, *, on_claimed: ClaimedEvents) -> int:
                     resource_type=e["resource_type"],
                     resource_id=e["resource_id"],
                     actor_id=e["actor_id"],
-                    payload=json.loads(e["payload"]),
+                    payload=_decode_payload(e["payload"]),
                     occurred_at=e["occurred_at"],
                     project_id=e["project_id"],
                     private_to=e["private_to"],
