@@ -21,6 +21,8 @@ _VISIBLE = """
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceRow:
+    """A workspace: its unique slug and its name."""
+
     id: str
     slug: str
     name: str
@@ -29,6 +31,8 @@ class WorkspaceRow:
 
 @dataclass(frozen=True, slots=True)
 class PrincipalRow:
+    """A principal of a workspace (a user, service, agent or provider), and whether it is a workspace admin."""
+
     id: str
     workspace_id: str
     name: str
@@ -40,6 +44,8 @@ class PrincipalRow:
 
 @dataclass(frozen=True, slots=True)
 class PortfolioRow:
+    """A portfolio of a workspace."""
+
     id: str
     workspace_id: str
     name: str
@@ -48,6 +54,8 @@ class PortfolioRow:
 
 @dataclass(frozen=True, slots=True)
 class EngagementRow:
+    """An engagement under a portfolio."""
+
     id: str
     workspace_id: str
     portfolio_id: str
@@ -57,6 +65,8 @@ class EngagementRow:
 
 @dataclass(frozen=True, slots=True)
 class ProjectRow:
+    """A project under an engagement; its key prefixes its work items' keys."""
+
     id: str
     workspace_id: str
     engagement_id: str
