@@ -291,12 +291,12 @@ class Workspace:
 async def workspace(database: str, internal_client: httpx.AsyncClient) -> Workspace:
     slug = f"t-{uuid.uuid4().hex[:12]}"
     ws = await tenancy.create_workspace(slug, f"Test {slug}")
-    portfolio = await tenancy.create_portfolio(ws["id"], "Portfolio")
-    engagement = await tenancy.create_engagement(ws["id"], portfolio["id"], "Engagement")
-    result = Workspace(ws["id"], slug, internal_client)
+    portfolio = await tenancy.create_portfolio(ws.id, "Portfolio")
+    engagement = await tenancy.create_engagement(ws.id, portfolio.id, "Engagement")
+    result = Workspace(ws.id, slug, internal_client)
     for key in ("ALPHA", "BETA"):
-        project = await tenancy.create_project(ws["id"], engagement["id"], key, f"Project {key}")
-        result.projects[key] = project["id"]
+        project = await tenancy.create_project(ws.id, engagement.id, key, f"Project {key}")
+        result.projects[key] = project.id
     return result
 
 
