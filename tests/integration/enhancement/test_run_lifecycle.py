@@ -526,6 +526,16 @@ class SlowOnce:
         return await self.inner.enhance(context)
 
 
+async def _history_with_completed_activity(temporal_client: Any, run_id: str) -> Any:
+    deadline = asyncio.get_running_loop().time() + 15
+    while True:
+        history = await temporal_client.get_workflow_handle(run_id).fetch_history()
+        if any(e.HasField("activity_task_completed_event_attributes") for e in history.events):
+            return history
+        assert asyncio.get_running_loop().time() < deadline, "the activity's completion was never recorded"
+        await asyncio.sleep(0.05)
+
+
 async def test_a_first_step_too_slow_to_perform_the_actions_hands_them_to_their_activity(
     settings: Settings,
     temporal_client: Any,
@@ -544,10 +554,10 @@ async def test_a_first_step_too_slow_to_perform_the_actions_hands_them_to_their_
     assert run["state"] == "ready_for_review" and run["drafts"]
     # The first step gave up (and committed nothing); the activity performed the action at its first attempt.
     assert generator.calls == 2
-    assert activity_tasks(await temporal_client.get_workflow_handle(run["id"]).fetch_history()) == (
-        ["enhancement_perform_actions"],
-        [1],
-    )
+    # The run is ready once the activity committed its drafts; Temporal records the activity's start with its
+    # completion, which the worker reports a moment later.
+    history = await _history_with_completed_activity(temporal_client, run["id"])
+    assert activity_tasks(history) == (["enhancement_perform_actions"], [1])
     types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 1
     assert "work_item_enhancement.failed" not in types
