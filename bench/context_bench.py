@@ -58,8 +58,9 @@ from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.package_projection import catch_up_package_index
 from groundwork.search import generations
 from groundwork.search.corpus_index import CorpusIndex
-from groundwork.search.corpus_search import restricted, text_query
+from groundwork.search.corpus_search import restricted
 from groundwork.search.package_index import package_index
+from groundwork.search.ranking import text_query
 from groundwork.services.context_engine import reads
 from groundwork.services.context_engine.contributions import (
     ProviderRegistration,

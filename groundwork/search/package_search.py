@@ -9,10 +9,11 @@ from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_c
 from groundwork.domain.evidence_search.corpus import QueryClause
 from groundwork.persistence.repositories.context_engine import package_reads
 from groundwork.persistence.repositories.context_engine.package_reads import PackageRow
-from groundwork.search.corpus_search import HitPage, restricted, search_page, text_query
+from groundwork.search.corpus_search import HitPage, restricted, search_page
 from groundwork.search.failures import reading
 from groundwork.search.package_index import package_index
 from groundwork.search.passages import INLINE_POSTINGS
+from groundwork.search.ranking import text_query
 
 
 async def find_packages(

@@ -20,9 +20,10 @@ from groundwork.domain.evidence_search.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories.evidence_search import index_log, segmentations, sources
 from groundwork.search.analysis import highlighter
 from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index, read_record
-from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
+from groundwork.search.corpus_search import RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.failures import IndexUnreadable, reading
 from groundwork.search.generations import Snapshot
+from groundwork.search.ranking import IndexStatistics
 
 
 # Not frozen: a search builds one per passage it answers with, and a frozen dataclass's __init__ costs
