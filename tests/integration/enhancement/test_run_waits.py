@@ -26,11 +26,16 @@ async def test_a_waiter_wakes_when_its_run_settles_and_not_before(database: str)
 
 
 async def test_nested_users_share_one_connection_closed_after_the_last(database: str) -> None:
+    before = run_waits.current(database)
     async with run_waits.listening(database) as outer:
+        users = outer.users
         async with run_waits.listening(database) as inner:
-            assert inner is outer and outer.users == 2
-        assert run_waits.current(database) is outer
-    assert run_waits.current(database) is None and not outer.listening
+            assert inner is outer and outer.users == users + 1
+        assert run_waits.current(database) is outer and outer.users == users
+    if before is None:  # no app of this process listens: the last user closed the connection
+        assert run_waits.current(database) is None and not outer.listening
+    else:  # the apps this process serves still listen on it
+        assert run_waits.current(database) is before and before.listening
 
 
 async def test_an_unreachable_database_leaves_waiting_to_the_poll() -> None:
