@@ -32,7 +32,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import work_items as work_item_repo
 from groundwork.persistence.repositories.enhancement import applies, outputs, run_actions, runs
 from groundwork.services.enhancement.run_evidence import EvidenceSource, GatheredEvidence, RunEvidence
-from groundwork.workflows.enhancement import (
+from groundwork.workflows.enhancement_contract import (
     ActionRequest,
     ActionResult,
     ActionsRequest,

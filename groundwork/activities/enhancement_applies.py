@@ -17,7 +17,7 @@ from groundwork.domain.work_items import parse_version
 from groundwork.persistence import db
 from groundwork.persistence.repositories import work_items as work_item_repo
 from groundwork.persistence.repositories.enhancement import applies, outputs, runs
-from groundwork.workflows.enhancement import ApplyCommand, ApplyOutcome
+from groundwork.workflows.enhancement_contract import ApplyCommand, ApplyOutcome
 
 
 @activity.defn(name="enhancement_apply_drafts")

@@ -26,11 +26,8 @@ from groundwork.persistence.repositories.enhancement import runs
 from groundwork.services.enhancement.run_updates import start_update, update_id_for, update_result
 from groundwork.services.enhancement.run_views import RunView, check_reviewable, load_run, reload_run
 from groundwork.services.tenancy import project_access
-from groundwork.workflows.enhancement import (
-    ApplyOutcome,
-    ApplyUpdate,
-    EnhancementRunWorkflow,
-)
+from groundwork.workflows.enhancement import EnhancementRunWorkflow
+from groundwork.workflows.enhancement_contract import ApplyOutcome, ApplyUpdate
 
 # How long an apply waits for its outcome before answering 202 with the operation.
 APPLY_WAIT_SECONDS = 10.0

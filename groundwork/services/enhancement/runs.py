@@ -71,12 +71,8 @@ from groundwork.services.enhancement.run_views import (
     views_of,
 )
 from groundwork.services.tenancy import project_access
-from groundwork.workflows.enhancement import (
-    EnhancementRunInput,
-    EnhancementRunWorkflow,
-    RunActionUpdate,
-    search_attributes,
-)
+from groundwork.workflows.enhancement import EnhancementRunWorkflow
+from groundwork.workflows.enhancement_contract import EnhancementRunInput, RunActionUpdate, search_attributes
 
 log = logging.getLogger(__name__)
 MAX_WAIT_SECONDS = 30

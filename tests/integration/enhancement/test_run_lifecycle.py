@@ -28,12 +28,8 @@ from groundwork.services.enhancement import run_updates
 from groundwork.services.enhancement import runs as service
 from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
 from groundwork.services.enhancement.evidence import CorpusEvidence
-from groundwork.workflows.enhancement import (
-    ActionsRequest,
-    EnhancementRunInput,
-    EnhancementRunWorkflow,
-    RunActionUpdate,
-)
+from groundwork.workflows.enhancement import EnhancementRunWorkflow
+from groundwork.workflows.enhancement_contract import ActionsRequest, EnhancementRunInput, RunActionUpdate
 from tests.conftest import Workspace, free_port, idem, serving
 from tests.fakes.chat_completions import Script, chat_completions_endpoint
 from tests.integration.enhancement.conftest import activity_tasks, create_run, own_queue, run_action
