@@ -3,15 +3,26 @@ leaves chat unavailable (never e-mail or in-app), and resealing moves every read
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
 from groundwork.domain.errors import ServiceUnavailable
+from groundwork.persistence import db
 from groundwork.persistence.repositories.notifications import preferences as repo
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.notifications import preferences
 from tests.conftest import Workspace
 
 URL = "https://chat.example.com/hooks/T000/B000/secret"
+
+
+@pytest.fixture(autouse=True)
+async def forget_foreign_seals(workspace: Workspace) -> AsyncIterator[None]:
+    """These tests seal URLs under keys the session's ring does not hold: their rows go with the test, so
+    `groundwork secrets reseal` elsewhere in the session finds every sealed URL readable."""
+    yield
+    await db.execute("DELETE FROM notification_preferences WHERE workspace_id = $1", workspace.id)
 
 
 async def _save_sealed(workspace: Workspace, name: str, keyring: KeyRing, *, sealed_for: str | None = None) -> str:
