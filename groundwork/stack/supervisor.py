@@ -23,6 +23,7 @@ import httpx
 from groundwork.config import secret_key_from_env
 from groundwork.platform.secrets.keyring import ENV_VARIABLE as SECRET_KEY_VARIABLE
 from groundwork.platform.secrets.keyring import ensure_key_file
+from groundwork.stack.first_run import FIRST_RUN_HINT, has_workspace
 from groundwork.stack.postgres import EmbeddedPostgres, start_postgres
 from groundwork.stack.temporal_dev import TemporalDevServer, TemporalStartError, die_with_parent
 
@@ -281,11 +282,10 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     _say("Temporal UI", temporal.ui_url)
     if demo_key is not None:
         _say("Demo API key", demo_key)
+    elif not has_workspace(postgres.dsn):
+        _say(FIRST_RUN_HINT)
     else:
-        _say(
-            "API key",
-            "create one with: groundwork keys create --workspace SLUG --principal NAME --all-scopes",
-        )
+        _say("API key", "create one with: groundwork keys create --workspace SLUG --principal NAME --all-scopes")
     _say("Press Ctrl-C to stop.")
     return supervised
 

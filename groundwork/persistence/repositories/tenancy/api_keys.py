@@ -47,6 +47,7 @@ class ActiveKeyRow(msgspec.Struct, frozen=True, gc=False):
     app_direction: str | None
     app_field_authority: list[str] | None
     app_provenance: str | None
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,13 +99,13 @@ async def find_active_by_hash(key_hash: str) -> ActiveKeyRow | None:
     """The unrevoked key with this hash, joined with its principal and the connected app it is bound to."""
     row = await db.fetchrow(
         """
-        SELECT k.id AS api_key_id, k.scopes, k.workspace_id, k.last_used_at,
+        SELECT k.id AS api_key_id, k.scopes, k.workspace_id, k.last_used_at, k.expires_at,
                p.id AS principal_id, p.name, p.kind, p.is_admin,
                a.id AS app_id, a.name AS app_name, a.kind AS app_kind, a.status AS app_status,
                a.direction AS app_direction, a.field_authority AS app_field_authority, a.provenance AS app_provenance
         FROM api_keys k JOIN principals p ON p.id = k.principal_id
         LEFT JOIN connected_apps a ON a.id = k.app_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
         """,
         key_hash,
     )
@@ -126,6 +127,7 @@ async def find_active_by_hash(key_hash: str) -> ActiveKeyRow | None:
         app_direction=row["app_direction"],
         app_field_authority=row["app_field_authority"],
         app_provenance=row["app_provenance"],
+        expires_at=row["expires_at"],
     )
 
 
