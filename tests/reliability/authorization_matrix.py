@@ -40,6 +40,8 @@ PERMISSION_DENIED = "permission_denied"
 # A body naming a project or principal the caller cannot see: 422 on that field, the same answer as for an
 # id that does not exist (so it tells nothing about the existence of the other workspace's resource).
 VALIDATION_FAILED = "validation_failed"
+# 403 `insufficient_scope` naming `workspace:admin`: a principal who is not a workspace admin never holds it.
+INSUFFICIENT_SCOPE = "insufficient_scope"
 
 Ids = dict[str, str]
 Build = Callable[[Ids], dict[str, Any]]
@@ -109,6 +111,7 @@ AGENT = "agent:read"
 HOOKS = "webhooks:manage"
 N_READ, N_WRITE, N_OPERATE = "notifications:read", "notifications:write", "notifications:operate"
 APPS = "connected-apps:manage"
+ADMIN = "workspace:admin"
 CONTRIBUTE = "context-engine:contribute"
 
 
@@ -255,7 +258,68 @@ REST: dict[str, Rest] = {
     "GET /api/v1/connected-apps/{app_id}": Rest(APPS, unseen_invisible=PERMISSION_DENIED),
     "POST /api/v1/connected-apps/{app_id}/activate": Rest(APPS, body=_none, unseen_invisible=PERMISSION_DENIED),
     "POST /api/v1/connected-apps/{app_id}/deactivate": Rest(APPS, body=_none, unseen_invisible=PERMISSION_DENIED),
+    # Administration (issue 33): an admin of another workspace administers its own; a non-admin never holds the scope.
+    "POST /api/v1/portfolios": Rest(
+        ADMIN, body=lambda ids: {"name": "Intruder"}, unseen_other=LISTED, unseen_invisible=INSUFFICIENT_SCOPE
+    ),
+    "GET /api/v1/portfolios": Rest(ADMIN, unseen_other=LISTED, unseen_invisible=INSUFFICIENT_SCOPE),
+    "POST /api/v1/engagements": Rest(
+        ADMIN,
+        body=lambda ids: {"name": "Intruder", "portfolio_id": ids["portfolio"]},
+        unseen_other=VALIDATION_FAILED,
+        unseen_invisible=INSUFFICIENT_SCOPE,
+    ),
+    "GET /api/v1/engagements": Rest(
+        ADMIN,
+        query=lambda ids: {"portfolio_id": ids["portfolio"]},
+        unseen_other=LISTED,
+        unseen_invisible=INSUFFICIENT_SCOPE,
+    ),
+    "POST /api/v1/projects": Rest(
+        ADMIN,
+        body=lambda ids: {"key": "INTRUDER", "name": "Intruder", "engagement_id": ids["engagement"]},
+        unseen_other=VALIDATION_FAILED,
+        unseen_invisible=INSUFFICIENT_SCOPE,
+    ),
+    "PATCH /api/v1/projects/{project_id}": Rest(
+        ADMIN, body=lambda ids: {"name": "Overwritten", "archived": True}, unseen_invisible=INSUFFICIENT_SCOPE
+    ),
+    "GET /api/v1/projects/{project_id}/members": Rest(ADMIN, unseen_invisible=INSUFFICIENT_SCOPE),
+    "PUT /api/v1/projects/{project_id}/members/{principal_id}": Rest(
+        ADMIN,
+        body=lambda ids: {"role": "lead"},
+        params={"principal_id": "recipient"},
+        unseen_invisible=INSUFFICIENT_SCOPE,
+    ),
+    "DELETE /api/v1/projects/{project_id}/members/{principal_id}": Rest(
+        ADMIN, params={"principal_id": "recipient"}, unseen_invisible=INSUFFICIENT_SCOPE
+    ),
+    "POST /api/v1/principals": Rest(
+        ADMIN,
+        body=lambda ids: {"name": f"intruder-{_key()[:8]}", "kind": "user"},
+        unseen_other=LISTED,
+        unseen_invisible=INSUFFICIENT_SCOPE,
+    ),
+    # The caller itself, and the people who share a project with it (either read scope; checked by the service).
+    "GET /api/v1/me": Rest(None, unseen_other=LISTED),
+    "GET /api/v1/principals": Rest(None, unseen_other=LISTED),
+    # Keys: your own, or as an admin any principal's of your workspace.
+    "POST /api/v1/api-keys": Rest(
+        None,
+        body=lambda ids: {"principal_id": ids["recipient"], "scopes": ["work-items:read"]},
+        unseen_other=VALIDATION_FAILED,
+    ),
+    "GET /api/v1/api-keys": Rest(None, unseen_other=LISTED),
+    "DELETE /api/v1/api-keys/{api_key_id}": Rest(None, params={"api_key_id": "api_key"}),
 }
+
+# The administration routes (issue 33): refused to a viewer, a contributor and a connected app's key alike.
+ADMINISTRATION = (
+    *(route for route, row in REST.items() if row.scope == ADMIN),
+    "POST /api/v1/api-keys",
+    "GET /api/v1/api-keys",
+    "DELETE /api/v1/api-keys/{api_key_id}",
+)
 
 # The operation route called with an `op_` id (a notification command's operation): scope notifications:read.
 OPERATION_OF_A_COMMAND = ("GET /api/v1/operations/{operation_id}", Rest(N_READ, params={"operation_id": "operation"}))

@@ -31,6 +31,7 @@ from groundwork.api.mcp.server import build_mcp_server
 from groundwork.config import Settings
 from groundwork.domain.tenancy.scopes import ALL_SCOPES
 from groundwork.domain.times import format_timestamp
+from groundwork.persistence import change_feed
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.tenancy import api_keys
 from groundwork.worker import outbox_relay
@@ -56,12 +57,13 @@ class Victim:
     secret_from_other: set[str] = field(default_factory=set)
     secret_from_invisible: set[str] = field(default_factory=set)
     scopeless: dict[str, str] = field(default_factory=dict)
+    slug: str = ""
 
     def without_scope(self, scope: str) -> str:
         return self.scopeless[scope]
 
 
-async def _workspace(internal: httpx.AsyncClient) -> tuple[Workspace, str]:
+async def _workspace(internal: httpx.AsyncClient) -> tuple[Workspace, str, str]:
     slug = f"m-{uuid.uuid4().hex[:12]}"
     ws = await tenancy.create_workspace(slug, f"Matrix {slug}")
     portfolio = await tenancy.create_portfolio(ws.id, "Portfolio")
@@ -70,7 +72,7 @@ async def _workspace(internal: httpx.AsyncClient) -> tuple[Workspace, str]:
     for key in ("ALPHA", "BETA"):
         project = await tenancy.create_project(ws.id, engagement.id, key, f"Project {key}")
         result.projects[key] = project.id
-    return result, engagement.id
+    return result, engagement.id, portfolio.id
 
 
 def _ok(response: httpx.Response) -> dict[str, Any]:
@@ -87,14 +89,15 @@ async def victim(
         httpx.AsyncClient(base_url=api_url, timeout=60) as client,
         httpx.AsyncClient(base_url=internal_api_url, timeout=60) as internal,
     ):
-        a, engagement = await _workspace(internal)
-        b, _ = await _workspace(internal)
+        a, engagement, portfolio = await _workspace(internal)
+        b, _, _ = await _workspace(internal)
         owner = await a.key("owner", admin=True)
         alice = await a.key("alice", memberships={"ALPHA": "lead"})
         bob = await a.key("bob", memberships={"ALPHA": "contributor"})
         ids: dict[str, str] = {
             "project": a.projects["ALPHA"],
             "engagement": engagement,
+            "portfolio": portfolio,
             "now": format_timestamp(datetime.now(UTC)),
         }
 
@@ -270,6 +273,7 @@ async def victim(
         )
         assert await api_keys.revoke_key(revoked_provider.api_key_id)
         outsider = await a.key("outsider", memberships={"BETA": "lead"})
+        ids["api_key"] = next(k.id for k in await api_keys.list_keys(a.slug) if k.principal == "alice")
         intruder = await b.key("intruder", admin=True)
         scopeless = {
             scope: (
@@ -333,6 +337,7 @@ async def victim(
             secret_from_other=everything | workspace_level | {a.id},
             secret_from_invisible=everything,
             scopeless=scopeless,
+            slug=a.slug,
         )
 
 
@@ -383,6 +388,12 @@ def _refusal_expected(findings: Findings, where: str, answer: tuple[int, str | N
     elif outcome == matrix.PERMISSION_DENIED:
         findings.expect(
             (status, code) == (403, "permission_denied"), where, f"expected 403 permission_denied, got {status} {code}"
+        )
+    elif outcome == matrix.INSUFFICIENT_SCOPE:
+        findings.expect(
+            (status, code) == (403, "insufficient_scope"),
+            where,
+            f"expected 403 insufficient_scope, got {status} {code}",
         )
     elif outcome == matrix.VALIDATION_FAILED:
         findings.expect(
@@ -481,6 +492,15 @@ async def _nothing_changed(client: httpx.AsyncClient, victim: Victim) -> None:
     assert [i["id"] for i in items] == [ids["work_item"]]  # no intruder's work item
     runs = (await client.get("/api/v1/work-item-enhancements", headers=owner)).json()["data"]
     assert [r["id"] for r in runs] == [ids["run"]]  # no intruder's run
+    project = next(
+        p for p in (await client.get("/api/v1/projects", headers=owner)).json()["data"] if p["id"] == ids["project"]
+    )
+    assert project["name"] == "Project ALPHA"
+    members = (await client.get(f"/api/v1/projects/{ids['project']}/members", headers=owner)).json()["data"]
+    roles = {m["principal"]["name"]: m["role"] for m in members}
+    assert (roles["alice"], roles["bob"]) == ("lead", "contributor")  # nobody promoted or removed them
+    keys = (await client.get("/api/v1/api-keys", headers=owner, params={"limit": 100})).json()["data"]
+    assert next(k for k in keys if k["id"] == ids["api_key"])["revokedAt"] is None
     recipient = {"Authorization": f"Bearer {victim.recipient}"}
     notification = (await client.get(f"/api/v1/notifications/{ids['notification']}", headers=recipient)).json()
     assert (notification["data"]["status"], notification["data"]["version"]) == ("read", 2)
@@ -489,6 +509,62 @@ async def _nothing_changed(client: httpx.AsyncClient, victim: Victim) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- tests
+
+
+async def _role_key(victim: Victim, name: str, role: str) -> str:
+    issued = await api_keys.issue_key(victim.slug, f"{name}-{uuid.uuid4().hex[:6]}", None)
+    await tenancy.add_membership(issued.principal_id, victim.ids["project"], role)
+    return issued.key
+
+
+async def _app_key(victim: Victim) -> str:
+    """A key of the victim's admin bound to an active connected app (of the widest direction)."""
+    from groundwork.services.tenancy import connected_apps
+
+    app = await connected_apps.register_app_in(
+        victim.slug,
+        {
+            "name": f"assistant-{uuid.uuid4().hex[:6]}",
+            "kind": "assistant",
+            "direction": "propose",
+            "provenance": "assistant",
+            "conflict": "reject",
+        },
+    )
+    await connected_apps.set_app_status_by_id(app.id, "active")
+    return (await api_keys.issue_key(victim.slug, "owner", None, admin=True, app_id=app.id)).key
+
+
+async def test_every_administration_route_refuses_a_viewer_a_contributor_and_a_connected_apps_key(
+    api_url: str, victim: Victim
+) -> None:
+    findings = Findings()
+    callers = {
+        "viewer": await _role_key(victim, "viewer", "viewer"),
+        "contributor": await _role_key(victim, "contributor", "contributor"),
+        "connected app's key": await _app_key(victim),
+    }
+    await change_feed.caught_up()
+    async with httpx.AsyncClient(base_url=api_url, timeout=60) as http:
+        for route in matrix.ADMINISTRATION:
+            row = matrix.REST[route]
+            method, path, query, body = _request(route, row, victim.ids)
+            for caller, key in callers.items():
+                where = f"{route} [{caller}]"
+                response = await _send(http, key, method, path, query, body)
+                status, code, _ = _problem(response)
+                if caller == "connected app's key":
+                    refused = (status, code) in {(403, "app_direction_forbidden"), (403, "permission_denied")}
+                elif row.scope == matrix.ADMIN:
+                    refused = (status, code) == (403, "insufficient_scope")
+                elif method == "GET":  # their own keys only
+                    refused = status == 200 and victim.ids["api_key"] not in response.text
+                else:  # a key for someone else, or someone else's key
+                    refused = (status, code) in {(422, "validation_failed"), (404, "not_found")}
+                findings.expect(refused, where, f"answered {status} {code}")
+                findings.leaks(where, response.text, victim.secret_from_invisible, path + json.dumps(body))
+        await _nothing_changed(http, victim)
+    findings.assert_clean()
 
 
 def test_every_route_field_and_tool_is_declared_in_the_matrix(settings: Settings) -> None:

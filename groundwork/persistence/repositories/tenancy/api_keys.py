@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import msgspec
+from asyncpg import Record
 
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
@@ -25,6 +26,7 @@ class ApiKeyRow:
     revoked_at: datetime | None
     last_used_at: datetime | None
     app_id: str | None
+    expires_at: datetime | None = None
 
 
 # A Struct rather than a dataclass, as on every hot path: a key is resolved on each request its process
@@ -66,12 +68,18 @@ class ApiKeyListingRow:
 
 
 async def create_api_key(
-    workspace_id: str, principal_id: str, key_hash: str, key_prefix: str, scopes: list[str], app_id: str | None = None
+    workspace_id: str,
+    principal_id: str,
+    key_hash: str,
+    key_prefix: str,
+    scopes: list[str],
+    app_id: str | None = None,
+    expires_at: datetime | None = None,
 ) -> ApiKeyRow:
     """Insert a key record (never the key itself), bound to a connected app when `app_id` is given."""
     row = await db.fetchrow(
-        "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes, app_id)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
+        "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes, app_id, expires_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *",
         new_id("key"),
         workspace_id,
         principal_id,
@@ -79,8 +87,14 @@ async def create_api_key(
         key_prefix,
         scopes,
         app_id,
+        expires_at,
     )
     assert row is not None
+    return key_row(row)
+
+
+def key_row(row: Record) -> ApiKeyRow:
+    """A key's record from its row."""
     return ApiKeyRow(
         id=row["id"],
         workspace_id=row["workspace_id"],
@@ -92,6 +106,7 @@ async def create_api_key(
         revoked_at=row["revoked_at"],
         last_used_at=row["last_used_at"],
         app_id=row["app_id"],
+        expires_at=row["expires_at"],
     )
 
 
