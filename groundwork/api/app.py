@@ -52,6 +52,7 @@ from groundwork.api.rest.tenancy.administration import (
 from groundwork.api.rest.tenancy.api_keys import ApiKeyController
 from groundwork.api.rest.tenancy.connected_apps import ConnectedAppController
 from groundwork.api.rest.tenancy.people import MeController, PrincipalController, ProjectMemberController
+from groundwork.api.rest.tracker_imports import ProjectImportController
 from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
 from groundwork.api.rest.work_items import WorkItemController
 from groundwork.api.temporal import TemporalMiddleware
@@ -157,6 +158,7 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             MeController,
             PrincipalController,
             ApiKeyController,
+            ProjectImportController,
             GraphQLController,
             mcp_endpoint,
             browser_asset,

@@ -300,6 +300,11 @@ REST: dict[str, Rest] = {
         unseen_other=LISTED,
         unseen_invisible=INSUFFICIENT_SCOPE,
     ),
+    "POST /api/v1/projects/{project_id}/imports": Rest(
+        ADMIN,
+        body=lambda ids: {"format": "github", "content": '[{"number": 1, "title": "Intruder", "state": "open"}]'},
+        unseen_invisible=INSUFFICIENT_SCOPE,
+    ),
     # The caller itself, and the people who share a project with it (either read scope; checked by the service).
     "GET /api/v1/me": Rest(None, unseen_other=LISTED),
     "GET /api/v1/principals": Rest(None, unseen_other=LISTED),

@@ -8,7 +8,12 @@ from datetime import datetime
 from asyncpg import Record
 
 from groundwork.persistence import db
-from groundwork.persistence.repositories.tenancy.workspaces import EngagementRow, PortfolioRow, WorkspaceRow
+from groundwork.persistence.repositories.tenancy.workspaces import (
+    EngagementRow,
+    PortfolioRow,
+    PrincipalRow,
+    WorkspaceRow,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,3 +246,16 @@ async def workspace_by_id(workspace_id: str) -> WorkspaceRow | None:
     """The workspace with this id."""
     r = await db.fetchrow("SELECT * FROM workspaces WHERE id = $1", workspace_id)
     return WorkspaceRow(r["id"], r["slug"], r["name"], r["created_at"]) if r else None
+
+
+async def admins_of(workspace_id: str) -> list[PrincipalRow]:
+    """The workspace's admins, oldest first."""
+    rows = await db.fetch(
+        "SELECT * FROM principals WHERE workspace_id = $1 AND is_admin ORDER BY created_at, id", workspace_id
+    )
+    return [
+        PrincipalRow(
+            r["id"], r["workspace_id"], r["name"], r["display_name"], r["kind"], r["is_admin"], r["created_at"]
+        )
+        for r in rows
+    ]
