@@ -390,6 +390,7 @@ def _subject(ids: Ids) -> dict[str, Any]:
 GRAPHQL: dict[str, Field] = {
     "query viewer": Field(None, unseen_other=LISTED),
     "query projects": Field(WI_READ, unseen_other=LISTED),
+    "query principals": Field(None, unseen_other=LISTED),
     "query workItem": Field(WI_READ, lambda ids: {"id": ids["work_item"]}),
     # A filter by a project the caller cannot see lists nothing, as a filter by an unknown project does.
     "query workItems": Field(WI_READ, lambda ids: {"projectId": ids["project"]}, unseen_other=LISTED),
@@ -460,6 +461,7 @@ MCP: dict[str, Tool] = {
     "whoami": Tool(None, unseen_other=LISTED),
     "list_projects": Tool(WI_READ, unseen_other=LISTED),
     "list_work_items": Tool(WI_READ, lambda ids: {"project_id": ids["project"]}, unseen_other=LISTED),
+    "list_principals": Tool(None, unseen_other=LISTED),
     "get_work_item": Tool(WI_READ, lambda ids: {"work_item_id": ids["work_item"]}),
     "search_context": Tool(CE, lambda ids: {"subject_ref": _subject(ids), "query": ids["passage_word"]}),
     "query_context": Tool(CE, lambda ids: {"question": ids["package_word"], "project_id": ids["project"]}),
