@@ -26,81 +26,27 @@ with the same tools and the same scope check, and listens on no network.
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-PUBLIC = "public"
-# The endpoint of a transport whose every field or tool has its own row below (GRAPHQL, MCP).
-TRANSPORT = "transport"
-NOT_FOUND = "not_found"
-LISTED = "listed"
-PERMISSION_DENIED = "permission_denied"
-# A body naming a project or principal the caller cannot see: 422 on that field, the same answer as for an
-# id that does not exist (so it tells nothing about the existence of the other workspace's resource).
-VALIDATION_FAILED = "validation_failed"
-# 403 `insufficient_scope` naming `workspace:admin`: a principal who is not a workspace admin never holds it.
-INSUFFICIENT_SCOPE = "insufficient_scope"
-
-Ids = dict[str, str]
-Build = Callable[[Ids], dict[str, Any]]
-
-
-def _none(ids: Ids) -> dict[str, Any]:
-    return {}
-
-
-def _key() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass(frozen=True)
-class Rest:
-    """One REST route: its scope, the target its path names, its body/query, and what an unseeing caller gets."""
-
-    scope: str | None
-    body: Build | None = None
-    query: Build = _none
-    unseen_other: str = NOT_FOUND
-    unseen_invisible: str | None = None  # None: as `unseen_other`
-    # Route parameters are filled from `Targets` ids of the same name without `_id` (`run_id` → ids["run"]);
-    # `params` overrides that (e.g. the operation route is called with a run id).
-    params: dict[str, str] = field(default_factory=dict)
-    why: str = ""
-
-    @property
-    def invisible(self) -> str:
-        return self.unseen_invisible or self.unseen_other
-
-
-@dataclass(frozen=True)
-class Field:
-    """One GraphQL query or mutation field: scope, arguments, and what an unseeing caller gets."""
-
-    scope: str | None
-    args: Build = _none
-    unseen_other: str = NOT_FOUND
-    unseen_invisible: str | None = None
-
-    @property
-    def invisible(self) -> str:
-        return self.unseen_invisible or self.unseen_other
-
-
-@dataclass(frozen=True)
-class Tool:
-    """One MCP tool: scope, arguments, and what an unseeing caller gets."""
-
-    scope: str | None
-    args: Build = _none
-    unseen_other: str = NOT_FOUND
-    unseen_invisible: str | None = None
-
-    @property
-    def invisible(self) -> str:
-        return self.unseen_invisible or self.unseen_other
-
+# The rows' kinds and outcomes, and the administration rows, are re-exported: the tests read them all from here.
+from tests.reliability.matrix_administration import ADMIN as ADMIN
+from tests.reliability.matrix_administration import ADMINISTRATION as ADMINISTRATION
+from tests.reliability.matrix_administration import ADMINISTRATION_REST
+from tests.reliability.matrix_rows import INSUFFICIENT_SCOPE as INSUFFICIENT_SCOPE
+from tests.reliability.matrix_rows import (
+    LISTED,
+    PERMISSION_DENIED,
+    PUBLIC,
+    TRANSPORT,
+    VALIDATION_FAILED,
+    Field,
+    Ids,
+    Rest,
+    Tool,
+    _key,
+    _none,
+)
+from tests.reliability.matrix_rows import NOT_FOUND as NOT_FOUND
 
 # ------------------------------------------------------------------------------------------------ REST
 
@@ -111,7 +57,6 @@ AGENT = "agent:read"
 HOOKS = "webhooks:manage"
 N_READ, N_WRITE, N_OPERATE = "notifications:read", "notifications:write", "notifications:operate"
 APPS = "connected-apps:manage"
-ADMIN = "workspace:admin"
 CONTRIBUTE = "context-engine:contribute"
 
 
@@ -258,73 +203,8 @@ REST: dict[str, Rest] = {
     "GET /api/v1/connected-apps/{app_id}": Rest(APPS, unseen_invisible=PERMISSION_DENIED),
     "POST /api/v1/connected-apps/{app_id}/activate": Rest(APPS, body=_none, unseen_invisible=PERMISSION_DENIED),
     "POST /api/v1/connected-apps/{app_id}/deactivate": Rest(APPS, body=_none, unseen_invisible=PERMISSION_DENIED),
-    # Administration (issue 33): an admin of another workspace administers its own; a non-admin never holds the scope.
-    "POST /api/v1/portfolios": Rest(
-        ADMIN, body=lambda ids: {"name": "Intruder"}, unseen_other=LISTED, unseen_invisible=INSUFFICIENT_SCOPE
-    ),
-    "GET /api/v1/portfolios": Rest(ADMIN, unseen_other=LISTED, unseen_invisible=INSUFFICIENT_SCOPE),
-    "POST /api/v1/engagements": Rest(
-        ADMIN,
-        body=lambda ids: {"name": "Intruder", "portfolio_id": ids["portfolio"]},
-        unseen_other=VALIDATION_FAILED,
-        unseen_invisible=INSUFFICIENT_SCOPE,
-    ),
-    "GET /api/v1/engagements": Rest(
-        ADMIN,
-        query=lambda ids: {"portfolio_id": ids["portfolio"]},
-        unseen_other=LISTED,
-        unseen_invisible=INSUFFICIENT_SCOPE,
-    ),
-    "POST /api/v1/projects": Rest(
-        ADMIN,
-        body=lambda ids: {"key": "INTRUDER", "name": "Intruder", "engagement_id": ids["engagement"]},
-        unseen_other=VALIDATION_FAILED,
-        unseen_invisible=INSUFFICIENT_SCOPE,
-    ),
-    "PATCH /api/v1/projects/{project_id}": Rest(
-        ADMIN, body=lambda ids: {"name": "Overwritten", "archived": True}, unseen_invisible=INSUFFICIENT_SCOPE
-    ),
-    "GET /api/v1/projects/{project_id}/members": Rest(ADMIN, unseen_invisible=INSUFFICIENT_SCOPE),
-    "PUT /api/v1/projects/{project_id}/members/{principal_id}": Rest(
-        ADMIN,
-        body=lambda ids: {"role": "lead"},
-        params={"principal_id": "recipient"},
-        unseen_invisible=INSUFFICIENT_SCOPE,
-    ),
-    "DELETE /api/v1/projects/{project_id}/members/{principal_id}": Rest(
-        ADMIN, params={"principal_id": "recipient"}, unseen_invisible=INSUFFICIENT_SCOPE
-    ),
-    "POST /api/v1/principals": Rest(
-        ADMIN,
-        body=lambda ids: {"name": f"intruder-{_key()[:8]}", "kind": "user"},
-        unseen_other=LISTED,
-        unseen_invisible=INSUFFICIENT_SCOPE,
-    ),
-    "POST /api/v1/projects/{project_id}/imports": Rest(
-        ADMIN,
-        body=lambda ids: {"format": "github", "content": '[{"number": 1, "title": "Intruder", "state": "open"}]'},
-        unseen_invisible=INSUFFICIENT_SCOPE,
-    ),
-    # The caller itself, and the people who share a project with it (either read scope; checked by the service).
-    "GET /api/v1/me": Rest(None, unseen_other=LISTED),
-    "GET /api/v1/principals": Rest(None, unseen_other=LISTED),
-    # Keys: your own, or as an admin any principal's of your workspace.
-    "POST /api/v1/api-keys": Rest(
-        None,
-        body=lambda ids: {"principal_id": ids["recipient"], "scopes": ["work-items:read"]},
-        unseen_other=VALIDATION_FAILED,
-    ),
-    "GET /api/v1/api-keys": Rest(None, unseen_other=LISTED),
-    "DELETE /api/v1/api-keys/{api_key_id}": Rest(None, params={"api_key_id": "api_key"}),
+    **ADMINISTRATION_REST,
 }
-
-# The administration routes (issue 33): refused to a viewer, a contributor and a connected app's key alike.
-ADMINISTRATION = (
-    *(route for route, row in REST.items() if row.scope == ADMIN),
-    "POST /api/v1/api-keys",
-    "GET /api/v1/api-keys",
-    "DELETE /api/v1/api-keys/{api_key_id}",
-)
 
 # The operation route called with an `op_` id (a notification command's operation): scope notifications:read.
 OPERATION_OF_A_COMMAND = ("GET /api/v1/operations/{operation_id}", Rest(N_READ, params={"operation_id": "operation"}))
