@@ -60,6 +60,9 @@ ADMINISTRATION_REST: dict[str, Rest] = {
         body=lambda ids: {"format": "github", "content": '[{"number": 1, "title": "Intruder", "state": "open"}]'},
         unseen_invisible=INSUFFICIENT_SCOPE,
     ),
+    "GET /api/v1/projects/{project_id}/imports/{import_id}": Rest(
+        ADMIN, params={"project_id": "import_project", "import_id": "import"}, unseen_invisible=INSUFFICIENT_SCOPE
+    ),
     # The caller itself, and the people who share a project with it (either read scope; checked by the service).
     "GET /api/v1/me": Rest(None, unseen_other=LISTED),
     "GET /api/v1/principals": Rest(None, unseen_other=LISTED),

@@ -271,6 +271,15 @@ async def victim(
             a.slug, "revoked-provider", ["context-engine:contribute"], kind="provider"
         )
         assert await api_keys.revoke_key(revoked_provider.api_key_id)
+        # A large import (a workflow) into BETA, so the import's own route has a real target.
+        issues = [{"number": n, "title": f"Imported {n}", "state": "open"} for n in range(1, 202)]
+        queued = await client.post(
+            f"/api/v1/projects/{a.projects['BETA']}/imports",
+            json={"format": "github", "content": json.dumps(issues)},
+            headers=a.headers(owner, **idem()),
+        )
+        assert queued.status_code == 202, queued.text
+        ids |= {"import": queued.json()["data"]["id"], "import_project": a.projects["BETA"]}
         outsider = await a.key("outsider", memberships={"BETA": "lead"})
         ids["api_key"] = next(k.id for k in await api_keys.list_keys(a.slug) if k.principal == "alice")
         intruder = await b.key("intruder", admin=True)

@@ -14,8 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundwork.domain.errors import FieldError, GroundworkError, InvalidRequest, NotFound, ValidationFailed
-from groundwork.domain.tenancy.administration import require_workspace_admin
+from groundwork.domain.errors import FieldError, GroundworkError, InvalidRequest, ValidationFailed
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.tracker_imports.github import parse_github
 from groundwork.domain.tracker_imports.jira import parse_jira
@@ -134,20 +133,14 @@ def _describe(error: GroundworkError) -> str:
     return error.detail
 
 
-async def import_export(
-    actor: Principal,
-    project_id: str,
-    kind: str,
-    text: str,
-    *,
-    status_map: dict[str, str] | None = None,
-    people_map: dict[str, str] | None = None,
-) -> TrackerImportReport:
-    """Import an export into a project of the actor's workspace (the actor acts as a workspace admin)."""
+async def prepare_import(
+    actor: Principal, project_id: str, kind: str, text: str, status_map: dict[str, str] | None
+) -> ParsedExport:
+    """Check an import before anything is written (format, status map, project) and read its file."""
     if kind not in FORMATS:
         raise ValidationFailed("Invalid format.", [FieldError("format", f"must be one of {', '.join(FORMATS)}")])
     try:
-        overrides = checked_overrides(status_map or {})
+        checked_overrides(status_map or {})
     except ValueError as exc:
         raise ValidationFailed("Invalid status map.", [FieldError("status_map", str(exc))]) from None
     project = await administration.admin_project(actor.workspace_id, project_id)
@@ -155,13 +148,23 @@ async def import_export(
         raise ValidationFailed("Unknown project.", [FieldError("project_id", "no such project in this workspace")])
     if project.archived_at is not None:
         raise ValidationFailed("Archived project.", [FieldError("project_id", "is archived: it takes no imports")])
-    parsed = read_export(kind, text)
-    report = TrackerImportReport(
-        format=kind, rejected=list(parsed.rejected), pull_requests_skipped=parsed.pull_requests_skipped
-    )
+    return read_export(kind, text)
+
+
+async def import_items(
+    actor: Principal,
+    project_id: str,
+    kind: str,
+    items: list[ExternalItem],
+    status_map: dict[str, str] | None,
+    people_map: dict[str, str] | None,
+) -> TrackerImportReport:
+    """Import entries already read, each in its own transaction; the report says what each did."""
+    overrides = checked_overrides(status_map or {})
+    report = TrackerImportReport(format=kind)
     people = _People(actor.workspace_id, people_map or {}, report)
     unmapped: set[str] = set()
-    for item in parsed.items:
+    for item in items:
         status, known = canonical_status(kind, item.raw_status, overrides)
         if not known:
             unmapped.add(item.raw_status)
@@ -174,24 +177,25 @@ async def import_export(
             report.rejected.append((item.position, _describe(error)))
             continue
         getattr(report, outcome).append(key)
-    report.rejected.sort()
     report.warnings = [f"unmapped status {s!r} became 'backlog'; map it with a status map" for s in sorted(unmapped)]
     return report
 
 
-async def import_into_project(
-    principal: Principal,
+async def import_export(
+    actor: Principal,
     project_id: str,
     kind: str,
     text: str,
-    status_map: dict[str, str] | None,
-    people_map: dict[str, str] | None,
+    *,
+    status_map: dict[str, str] | None = None,
+    people_map: dict[str, str] | None = None,
 ) -> TrackerImportReport:
-    """The API's import: a workspace admin's, into a project of its workspace (404 for any other)."""
-    require_workspace_admin(principal)
-    if await administration.admin_project(principal.workspace_id, project_id) is None:
-        raise NotFound("No such project.")
-    return await import_export(principal, project_id, kind, text, status_map=status_map, people_map=people_map)
+    """Import an export into a project of the actor's workspace (the actor acts as a workspace admin)."""
+    parsed = await prepare_import(actor, project_id, kind, text, status_map)
+    report = await import_items(actor, project_id, kind, parsed.items, status_map, people_map)
+    report.rejected = sorted([*parsed.rejected, *report.rejected])
+    report.pull_requests_skipped = parsed.pull_requests_skipped
+    return report
 
 
 async def import_file_into(
