@@ -54,18 +54,22 @@ class WorkItemImportWorkflow:
     @workflow.run
     async def run(self, job: ImportJob) -> ImportProgress:
         """Start, import every batch, finish."""
-        options = {"start_to_close_timeout": _TIMEOUT, "heartbeat_timeout": _HEARTBEAT, "retry_policy": _RETRY}
-        progress: ImportProgress = await workflow.execute_activity(
-            "work_item_import_start", job, result_type=ImportProgress, **options
-        )
+        progress: ImportProgress = await _step("work_item_import_start", job)
         while progress.status == "running" and progress.processed < progress.total:
-            progress = await workflow.execute_activity(
-                "work_item_import_batch",
-                ImportBatch(job.import_id, progress.processed),
-                result_type=ImportProgress,
-                **options,
-            )
-        return await workflow.execute_activity("work_item_import_finish", job, result_type=ImportProgress, **options)
+            progress = await _step("work_item_import_batch", ImportBatch(job.import_id, progress.processed))
+        return await _step("work_item_import_finish", job)
+
+
+async def _step(activity: str, arg: ImportJob | ImportBatch) -> ImportProgress:
+    result: ImportProgress = await workflow.execute_activity(
+        activity,
+        arg,
+        result_type=ImportProgress,
+        start_to_close_timeout=_TIMEOUT,
+        heartbeat_timeout=_HEARTBEAT,
+        retry_policy=_RETRY,
+    )
+    return result
 
 
 WORK_ITEM_WORKFLOWS: list[type] = [WorkItemImportWorkflow]

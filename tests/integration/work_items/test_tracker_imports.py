@@ -141,7 +141,9 @@ async def test_an_unreadable_file_or_status_map_imports_nothing(
 async def _count(client: httpx.AsyncClient, workspace: Workspace, key: str) -> int:
     count, cursor = 0, None
     while True:
-        params = {"project_id": workspace.projects["ALPHA"], "limit": 100, **({"cursor": cursor} if cursor else {})}
+        params: dict[str, str | int] = {"project_id": workspace.projects["ALPHA"], "limit": 100}
+        if cursor:
+            params["cursor"] = cursor
         page = (await client.get("/api/v1/work-items", params=params, headers=workspace.headers(key))).json()
         count += len(page["data"])
         cursor = page["page"].get("nextCursor", page["page"].get("next_cursor"))
