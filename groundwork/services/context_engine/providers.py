@@ -29,9 +29,9 @@ from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.context_engine.contributions import (
     catch_up_packages_here,
     contribute_in_process,
-    ensure_builtin_providers,
     work_for,
 )
+from groundwork.services.context_engine.registrations import ensure_builtin_providers
 from groundwork.workflows.context_engine import (
     ContextProvidersRunWorkflow,
     DerivedWork,
