@@ -48,6 +48,16 @@ def public_url() -> str:
     return os.environ.get("GROUNDWORK_PUBLIC_URL") or DEFAULT_PUBLIC_URL
 
 
+def public_url_from_env() -> str | None:
+    """`GROUNDWORK_PUBLIC_URL` when set (it wins over the addresses a running `up` recorded)."""
+    return os.environ.get("GROUNDWORK_PUBLIC_URL") or None
+
+
+def temporal_address_from_env() -> str | None:
+    """`TEMPORAL_ADDRESS` when set (it wins over the addresses a running `up` recorded)."""
+    return os.environ.get("TEMPORAL_ADDRESS") or None
+
+
 def secret_key_from_env() -> str | None:
     """The key ring text of `GROUNDWORK_SECRET_KEY`, or None when it is unset or blank."""
     return os.environ.get(SECRET_KEY_VARIABLE, "").strip() or None

@@ -29,6 +29,7 @@ from groundwork.activities.evidence_search import CORPUS_ACTIVITIES
 from groundwork.activities.maintenance import RetentionActivities, purge_expired_idempotency_keys
 from groundwork.activities.notifications import NotificationActivities
 from groundwork.activities.webhooks import WebhookActivities
+from groundwork.activities.work_items import WORK_ITEM_ACTIVITIES
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import Enhancer
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
@@ -70,6 +71,7 @@ from groundwork.workflows.maintenance import (
 from groundwork.workflows.notifications import NOTIFICATION_WORKFLOWS
 from groundwork.workflows.search_attributes import workspace_attributes
 from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
+from groundwork.workflows.work_items import WORK_ITEM_WORKFLOWS
 
 log = logging.getLogger("groundwork.worker")
 
@@ -82,11 +84,13 @@ WORKFLOWS: list[type] = [
     *CORPUS_WORKFLOWS,
     *NOTIFICATION_WORKFLOWS,
     *CONTEXT_WORKFLOWS,
+    *WORK_ITEM_WORKFLOWS,
 ]
 ACTIVITIES: list[Callable[..., Any]] = [
     purge_expired_idempotency_keys,
     *CORPUS_ACTIVITIES,
     *CONTEXT_ACTIVITIES,
+    *WORK_ITEM_ACTIVITIES,
 ]
 # How often the worker reads the outbox, delivery and index-lag gauges from PostgreSQL (with --metrics-port).
 METRICS_REFRESH_SECONDS = 10.0

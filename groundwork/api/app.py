@@ -44,9 +44,17 @@ from groundwork.api.rest.metrics import prometheus_metrics
 from groundwork.api.rest.notifications.actions import show_action, use_action
 from groundwork.api.rest.notifications.inbox import NotificationController
 from groundwork.api.rest.notifications.threads import MessageController
+from groundwork.api.rest.tenancy.administration import (
+    EngagementController,
+    PortfolioController,
+    ProjectAdministrationController,
+)
+from groundwork.api.rest.tenancy.api_keys import ApiKeyController
 from groundwork.api.rest.tenancy.connected_apps import ConnectedAppController
+from groundwork.api.rest.tenancy.people import MeController, PrincipalController, ProjectMemberController
+from groundwork.api.rest.tracker_imports import ProjectImportController
 from groundwork.api.rest.webhooks import WebhookDeliveryController, WebhookEndpointController
-from groundwork.api.rest.work_items import ProjectController, WorkItemController
+from groundwork.api.rest.work_items import WorkItemController
 from groundwork.api.temporal import TemporalMiddleware
 from groundwork.config import Settings
 from groundwork.domain.tenancy.principals import Principal
@@ -129,7 +137,6 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             live,
             ready,
             prometheus_metrics,
-            ProjectController,
             WorkItemController,
             WebhookEndpointController,
             WebhookDeliveryController,
@@ -144,6 +151,14 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             show_action,
             use_action,
             ConnectedAppController,
+            PortfolioController,
+            EngagementController,
+            ProjectAdministrationController,
+            ProjectMemberController,
+            MeController,
+            PrincipalController,
+            ApiKeyController,
+            ProjectImportController,
             GraphQLController,
             mcp_endpoint,
             browser_asset,

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from groundwork.cli import admin, apps, context, corpus, import_, keys, secrets, stack, webhooks
+from groundwork.cli import admin, apps, context, corpus, import_, keys, secrets, stack, webhooks, workspaces
 
 
 @click.group()
@@ -24,6 +24,7 @@ for command in (
     stack.worker,
     stack.status,
     stack.mcp,
+    workspaces.workspaces,
     keys.keys,
     apps.apps,
     secrets.secrets,

@@ -8,8 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from groundwork.cli.runner import corpus_index_dir, data_dir_option, run_with_db, run_with_dsn, say, worker_client
-from groundwork.config import Settings
+from groundwork.cli.runner import (
+    corpus_index_dir,
+    data_dir_option,
+    run_with_db,
+    run_with_dsn,
+    say,
+    stack_settings,
+    worker_client,
+)
 from groundwork.domain.errors import GroundworkError
 
 if TYPE_CHECKING:
@@ -35,7 +42,7 @@ def contribute(file: Any, workspace_slug: str, local: bool, data_dir: Path | Non
     lines = file.readlines()
 
     async def work(dsn: str) -> Any:
-        settings = Settings.from_env(database_url=dsn)
+        settings = stack_settings(dsn, data_dir)
         from groundwork.search import corpus_index
 
         corpus_index.configure(corpus_index_dir(data_dir))
@@ -79,7 +86,7 @@ def providers_run(workspace_slug: str | None, local: bool, data_dir: Path | None
     from groundwork.services.context_engine.providers import run_builtin_providers
 
     async def work(dsn: str) -> Any:
-        settings = Settings.from_env(database_url=dsn)
+        settings = stack_settings(dsn, data_dir)
         from groundwork.search import corpus_index
 
         corpus_index.configure(corpus_index_dir(data_dir))

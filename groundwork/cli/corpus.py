@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from groundwork.cli.runner import corpus_index_dir, data_dir_option, run_with_dsn, say, worker_client
-from groundwork.config import Settings
+from groundwork.cli.runner import corpus_index_dir, data_dir_option, run_with_dsn, say, stack_settings, worker_client
 
 
 @click.command()
@@ -59,7 +58,7 @@ def ingest(
         return
 
     async def work(dsn: str) -> corpus_admin.IngestReport:
-        settings = Settings.from_env(database_url=dsn)
+        settings = stack_settings(dsn, data_dir)
         corpus_index.configure(corpus_index_dir(data_dir))
         project = await corpus_admin.resolve_project(project_ref, workspace_slug)
         client = None if local else await worker_client(settings)
@@ -141,7 +140,7 @@ def resegment(segmenter: str, stage_only: bool, local: bool, data_dir: Path | No
     from groundwork.services.evidence_search import admin as corpus_admin
 
     async def work(dsn: str) -> Any:
-        settings = Settings.from_env(database_url=dsn)
+        settings = stack_settings(dsn, data_dir)
         corpus_index.configure(corpus_index_dir(data_dir))
         client = None if local else await worker_client(settings)
         say(f"re-segmenting with {segmenter} " + ("through the worker" if client else "in this process"))

@@ -5,12 +5,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from groundwork.config import Settings, default_data_dir, secret_key
+from groundwork.config import (
+    DEFAULT_PUBLIC_URL,
+    Settings,
+    database_url_from_env,
+    default_data_dir,
+    public_url_from_env,
+    secret_key,
+    temporal_address_from_env,
+)
 from groundwork.config import index_dir as configured_index_dir
 from groundwork.domain.errors import GroundworkError
 
@@ -125,3 +134,31 @@ async def worker_client(settings: Settings) -> Any:
     except Exception:  # no Temporal reachable: the in-process path needs none
         return None
     return client if await worker_polls(client, settings.temporal_task_queue) else None
+
+
+def stack_settings(dsn: str, data_dir: Path | None) -> Settings:
+    """Settings from the environment; on an embedded stack, Temporal where the data dir's running `up` put it."""
+    from groundwork.stack.addresses import recorded_addresses
+
+    settings = Settings.from_env(database_url=dsn)
+    if database_url_from_env() or temporal_address_from_env():
+        return settings  # the operator's environment names the stack
+    recorded = recorded_addresses((data_dir or default_data_dir()).resolve())
+    if recorded is None:
+        return settings
+    return replace(
+        settings,
+        temporal_address=recorded.temporal,
+        temporal_namespace=recorded.temporal_namespace,
+        temporal_task_queue=recorded.temporal_task_queue,
+    )
+
+
+def stack_api_url(data_dir: Path | None) -> str:
+    """`GROUNDWORK_PUBLIC_URL`, else the API of the data dir's running `up`, else the local default."""
+    from groundwork.stack.addresses import recorded_addresses
+
+    if configured := public_url_from_env():
+        return configured
+    recorded = recorded_addresses((data_dir or default_data_dir()).resolve())
+    return recorded.api if recorded is not None else DEFAULT_PUBLIC_URL

@@ -9,13 +9,20 @@ from pathlib import Path
 
 import click
 
-from groundwork.cli.runner import SettingOption, corpus_index_dir, data_dir_option, database, say
+from groundwork.cli.runner import (
+    SettingOption,
+    corpus_index_dir,
+    data_dir_option,
+    database,
+    say,
+    stack_api_url,
+    stack_settings,
+)
 from groundwork.config import (
     Settings,
     database_url_from_env,
     default_data_dir,
     mcp_api_key,
-    public_url,
     worker_metrics_host,
     worker_metrics_port,
 )
@@ -149,7 +156,8 @@ def worker(metrics_port: int | None, metrics_host: str) -> None:
 @click.option(
     "--api-url",
     default=None,
-    help="The API to probe.  [default: $GROUNDWORK_PUBLIC_URL, else http://127.0.0.1:8000]",
+    help="The API to probe.  [default: $GROUNDWORK_PUBLIC_URL, else the API of the data dir's running `up`, "
+    "else http://127.0.0.1:8000]",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
 @data_dir_option
@@ -166,12 +174,12 @@ def status(api_url: str | None, as_json: bool, data_dir: Path | None) -> None:
     from groundwork.search import corpus_index
     from groundwork.stack.postgres import running_database_url
 
-    url = api_url or public_url()
+    url = api_url or stack_api_url(data_dir)
     dsn = database_url_from_env() or running_database_url((data_dir or default_data_dir()).resolve())
     corpus_index.configure(corpus_index_dir(data_dir))
 
     async def main() -> StackStatus:
-        settings = Settings.from_env(database_url=dsn or "postgresql://unavailable")
+        settings = stack_settings(dsn or "postgresql://unavailable", data_dir)
         connected = False
         if dsn is not None:
             try:

@@ -17,6 +17,7 @@ PREFIXES = frozenset(
         "eng",
         "prj",
         "wi",
+        "imp",
         "wie",
         "draft",
         "art",

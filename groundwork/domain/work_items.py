@@ -44,6 +44,8 @@ class WorkItem:
     version: datetime
     watchers: tuple[str, ...]
     fields: dict[str, Any] = field(default_factory=dict)
+    # Where an imported item came from: {kind: github|jira, externalId, url, labels}; None when made here.
+    source: dict[str, Any] | None = None
 
 
 def format_version(version: datetime) -> str:

@@ -59,6 +59,7 @@ class Project(Table, tablename="projects"):
     name = Text()
     next_item_number = Integer(default=1)
     created_at = Timestamptz()
+    archived_at = Timestamptz(null=True, default=None)  # (0018)
 
 
 class Role(Table, tablename="roles"):
@@ -85,6 +86,7 @@ class ApiKey(Table, tablename="api_keys"):
     revoked_at = Timestamptz(null=True, default=None)
     last_used_at = Timestamptz(null=True, default=None)
     app_id = Text(null=True, default=None)  # the connected app the key is bound to (0006)
+    expires_at = Timestamptz(null=True, default=None)  # (0018)
 
 
 class WorkItem(Table, tablename="work_items"):
@@ -99,6 +101,7 @@ class WorkItem(Table, tablename="work_items"):
     fields = JSONB()
     version = Timestamptz()
     created_at = Timestamptz()
+    source = JSONB(null=True, default=None)  # where an imported item came from (0018)
 
 
 class WorkItemChange(Table, tablename="work_item_changes"):

@@ -23,6 +23,8 @@ import httpx
 from groundwork.config import secret_key_from_env
 from groundwork.platform.secrets.keyring import ENV_VARIABLE as SECRET_KEY_VARIABLE
 from groundwork.platform.secrets.keyring import ensure_key_file
+from groundwork.stack.addresses import StackAddresses, forget_addresses, record_addresses
+from groundwork.stack.first_run import FIRST_RUN_HINT, has_workspace
 from groundwork.stack.postgres import EmbeddedPostgres, start_postgres
 from groundwork.stack.temporal_dev import TemporalDevServer, TemporalStartError, die_with_parent
 
@@ -272,6 +274,20 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     _wait_ready(f"{api_url}/health/ready", watches, stop_request)
     supervised = _Supervised(watches[:2], [worker, api])
 
+    record_addresses(
+        data_dir,
+        StackAddresses(
+            api=api_url,
+            internal_api=f"http://127.0.0.1:{options.internal_port}",
+            temporal=temporal.address,
+            temporal_namespace=NAMESPACE,
+            temporal_task_queue=TASK_QUEUE,
+            temporal_ui=temporal.ui_url,
+            worker_metrics=f"http://127.0.0.1:{options.worker_metrics_port}",
+            pid=os.getpid(),
+        ),
+    )
+    stack.started("Addresses", lambda: forget_addresses(data_dir, os.getpid()))
     _say("API", api_url)
     _say("REST docs", f"{api_url}/schema")
     _say("GraphiQL", f"{api_url}/graphql")
@@ -281,11 +297,10 @@ def _start(options: UpOptions, data_dir: Path, stack: _Stack, stop_request: _Sto
     _say("Temporal UI", temporal.ui_url)
     if demo_key is not None:
         _say("Demo API key", demo_key)
+    elif not has_workspace(postgres.dsn):
+        _say(FIRST_RUN_HINT)
     else:
-        _say(
-            "API key",
-            "create one with: groundwork keys create --workspace SLUG --principal NAME --all-scopes",
-        )
+        _say("API key", "create one with: groundwork keys create --workspace SLUG --principal NAME --all-scopes")
     _say("Press Ctrl-C to stop.")
     return supervised
 

@@ -45,7 +45,7 @@ def _processes_using(data_dir: Path) -> list[str]:
 class UpProcess:
     """One `groundwork up --demo` subprocess on free ports, its stdout read line by line."""
 
-    def __init__(self, data_dir: Path, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, data_dir: Path, extra_args: tuple[str, ...] = (), *, demo: bool = True) -> None:
         self.data_dir = data_dir
         self.port = free_port()
         self.internal_port = free_port()
@@ -56,7 +56,7 @@ class UpProcess:
             "-m",
             "groundwork.cli",
             "up",
-            "--demo",
+            *(["--demo"] if demo else []),
             "--data-dir",
             str(data_dir),
             "--port",

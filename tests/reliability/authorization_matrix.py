@@ -26,79 +26,27 @@ with the same tools and the same scope check, and listens on no network.
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-PUBLIC = "public"
-# The endpoint of a transport whose every field or tool has its own row below (GRAPHQL, MCP).
-TRANSPORT = "transport"
-NOT_FOUND = "not_found"
-LISTED = "listed"
-PERMISSION_DENIED = "permission_denied"
-# A body naming a project or principal the caller cannot see: 422 on that field, the same answer as for an
-# id that does not exist (so it tells nothing about the existence of the other workspace's resource).
-VALIDATION_FAILED = "validation_failed"
-
-Ids = dict[str, str]
-Build = Callable[[Ids], dict[str, Any]]
-
-
-def _none(ids: Ids) -> dict[str, Any]:
-    return {}
-
-
-def _key() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass(frozen=True)
-class Rest:
-    """One REST route: its scope, the target its path names, its body/query, and what an unseeing caller gets."""
-
-    scope: str | None
-    body: Build | None = None
-    query: Build = _none
-    unseen_other: str = NOT_FOUND
-    unseen_invisible: str | None = None  # None: as `unseen_other`
-    # Route parameters are filled from `Targets` ids of the same name without `_id` (`run_id` → ids["run"]);
-    # `params` overrides that (e.g. the operation route is called with a run id).
-    params: dict[str, str] = field(default_factory=dict)
-    why: str = ""
-
-    @property
-    def invisible(self) -> str:
-        return self.unseen_invisible or self.unseen_other
-
-
-@dataclass(frozen=True)
-class Field:
-    """One GraphQL query or mutation field: scope, arguments, and what an unseeing caller gets."""
-
-    scope: str | None
-    args: Build = _none
-    unseen_other: str = NOT_FOUND
-    unseen_invisible: str | None = None
-
-    @property
-    def invisible(self) -> str:
-        return self.unseen_invisible or self.unseen_other
-
-
-@dataclass(frozen=True)
-class Tool:
-    """One MCP tool: scope, arguments, and what an unseeing caller gets."""
-
-    scope: str | None
-    args: Build = _none
-    unseen_other: str = NOT_FOUND
-    unseen_invisible: str | None = None
-
-    @property
-    def invisible(self) -> str:
-        return self.unseen_invisible or self.unseen_other
-
+# The rows' kinds and outcomes, and the administration rows, are re-exported: the tests read them all from here.
+from tests.reliability.matrix_administration import ADMIN as ADMIN
+from tests.reliability.matrix_administration import ADMINISTRATION as ADMINISTRATION
+from tests.reliability.matrix_administration import ADMINISTRATION_REST
+from tests.reliability.matrix_rows import INSUFFICIENT_SCOPE as INSUFFICIENT_SCOPE
+from tests.reliability.matrix_rows import (
+    LISTED,
+    PERMISSION_DENIED,
+    PUBLIC,
+    TRANSPORT,
+    VALIDATION_FAILED,
+    Field,
+    Ids,
+    Rest,
+    Tool,
+    _key,
+    _none,
+)
+from tests.reliability.matrix_rows import NOT_FOUND as NOT_FOUND
 
 # ------------------------------------------------------------------------------------------------ REST
 
@@ -255,6 +203,7 @@ REST: dict[str, Rest] = {
     "GET /api/v1/connected-apps/{app_id}": Rest(APPS, unseen_invisible=PERMISSION_DENIED),
     "POST /api/v1/connected-apps/{app_id}/activate": Rest(APPS, body=_none, unseen_invisible=PERMISSION_DENIED),
     "POST /api/v1/connected-apps/{app_id}/deactivate": Rest(APPS, body=_none, unseen_invisible=PERMISSION_DENIED),
+    **ADMINISTRATION_REST,
 }
 
 # The operation route called with an `op_` id (a notification command's operation): scope notifications:read.
@@ -321,6 +270,7 @@ def _subject(ids: Ids) -> dict[str, Any]:
 GRAPHQL: dict[str, Field] = {
     "query viewer": Field(None, unseen_other=LISTED),
     "query projects": Field(WI_READ, unseen_other=LISTED),
+    "query principals": Field(None, unseen_other=LISTED),
     "query workItem": Field(WI_READ, lambda ids: {"id": ids["work_item"]}),
     # A filter by a project the caller cannot see lists nothing, as a filter by an unknown project does.
     "query workItems": Field(WI_READ, lambda ids: {"projectId": ids["project"]}, unseen_other=LISTED),
@@ -391,6 +341,7 @@ MCP: dict[str, Tool] = {
     "whoami": Tool(None, unseen_other=LISTED),
     "list_projects": Tool(WI_READ, unseen_other=LISTED),
     "list_work_items": Tool(WI_READ, lambda ids: {"project_id": ids["project"]}, unseen_other=LISTED),
+    "list_principals": Tool(None, unseen_other=LISTED),
     "get_work_item": Tool(WI_READ, lambda ids: {"work_item_id": ids["work_item"]}),
     "search_context": Tool(CE, lambda ids: {"subject_ref": _subject(ids), "query": ids["passage_word"]}),
     "query_context": Tool(CE, lambda ids: {"question": ids["package_word"], "project_id": ids["project"]}),

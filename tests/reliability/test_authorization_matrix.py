@@ -56,12 +56,13 @@ class Victim:
     secret_from_other: set[str] = field(default_factory=set)
     secret_from_invisible: set[str] = field(default_factory=set)
     scopeless: dict[str, str] = field(default_factory=dict)
+    slug: str = ""
 
     def without_scope(self, scope: str) -> str:
         return self.scopeless[scope]
 
 
-async def _workspace(internal: httpx.AsyncClient) -> tuple[Workspace, str]:
+async def _workspace(internal: httpx.AsyncClient) -> tuple[Workspace, str, str]:
     slug = f"m-{uuid.uuid4().hex[:12]}"
     ws = await tenancy.create_workspace(slug, f"Matrix {slug}")
     portfolio = await tenancy.create_portfolio(ws.id, "Portfolio")
@@ -70,7 +71,7 @@ async def _workspace(internal: httpx.AsyncClient) -> tuple[Workspace, str]:
     for key in ("ALPHA", "BETA"):
         project = await tenancy.create_project(ws.id, engagement.id, key, f"Project {key}")
         result.projects[key] = project.id
-    return result, engagement.id
+    return result, engagement.id, portfolio.id
 
 
 def _ok(response: httpx.Response) -> dict[str, Any]:
@@ -87,14 +88,15 @@ async def victim(
         httpx.AsyncClient(base_url=api_url, timeout=60) as client,
         httpx.AsyncClient(base_url=internal_api_url, timeout=60) as internal,
     ):
-        a, engagement = await _workspace(internal)
-        b, _ = await _workspace(internal)
+        a, engagement, portfolio = await _workspace(internal)
+        b, _, _ = await _workspace(internal)
         owner = await a.key("owner", admin=True)
         alice = await a.key("alice", memberships={"ALPHA": "lead"})
         bob = await a.key("bob", memberships={"ALPHA": "contributor"})
         ids: dict[str, str] = {
             "project": a.projects["ALPHA"],
             "engagement": engagement,
+            "portfolio": portfolio,
             "now": format_timestamp(datetime.now(UTC)),
         }
 
@@ -269,7 +271,17 @@ async def victim(
             a.slug, "revoked-provider", ["context-engine:contribute"], kind="provider"
         )
         assert await api_keys.revoke_key(revoked_provider.api_key_id)
+        # A large import (a workflow) into BETA, so the import's own route has a real target.
+        issues = [{"number": n, "title": f"Imported {n}", "state": "open"} for n in range(1, 202)]
+        queued = await client.post(
+            f"/api/v1/projects/{a.projects['BETA']}/imports",
+            json={"format": "github", "content": json.dumps(issues)},
+            headers=a.headers(owner, **idem()),
+        )
+        assert queued.status_code == 202, queued.text
+        ids |= {"import": queued.json()["data"]["id"], "import_project": a.projects["BETA"]}
         outsider = await a.key("outsider", memberships={"BETA": "lead"})
+        ids["api_key"] = next(k.id for k in await api_keys.list_keys(a.slug) if k.principal == "alice")
         intruder = await b.key("intruder", admin=True)
         scopeless = {
             scope: (
@@ -333,6 +345,7 @@ async def victim(
             secret_from_other=everything | workspace_level | {a.id},
             secret_from_invisible=everything,
             scopeless=scopeless,
+            slug=a.slug,
         )
 
 
@@ -383,6 +396,12 @@ def _refusal_expected(findings: Findings, where: str, answer: tuple[int, str | N
     elif outcome == matrix.PERMISSION_DENIED:
         findings.expect(
             (status, code) == (403, "permission_denied"), where, f"expected 403 permission_denied, got {status} {code}"
+        )
+    elif outcome == matrix.INSUFFICIENT_SCOPE:
+        findings.expect(
+            (status, code) == (403, "insufficient_scope"),
+            where,
+            f"expected 403 insufficient_scope, got {status} {code}",
         )
     elif outcome == matrix.VALIDATION_FAILED:
         findings.expect(
@@ -481,6 +500,15 @@ async def _nothing_changed(client: httpx.AsyncClient, victim: Victim) -> None:
     assert [i["id"] for i in items] == [ids["work_item"]]  # no intruder's work item
     runs = (await client.get("/api/v1/work-item-enhancements", headers=owner)).json()["data"]
     assert [r["id"] for r in runs] == [ids["run"]]  # no intruder's run
+    project = next(
+        p for p in (await client.get("/api/v1/projects", headers=owner)).json()["data"] if p["id"] == ids["project"]
+    )
+    assert project["name"] == "Project ALPHA"
+    members = (await client.get(f"/api/v1/projects/{ids['project']}/members", headers=owner)).json()["data"]
+    roles = {m["principal"]["name"]: m["role"] for m in members}
+    assert (roles["alice"], roles["bob"]) == ("lead", "contributor")  # nobody promoted or removed them
+    keys = (await client.get("/api/v1/api-keys", headers=owner, params={"limit": 100})).json()["data"]
+    assert next(k for k in keys if k["id"] == ids["api_key"])["revokedAt"] is None
     recipient = {"Authorization": f"Bearer {victim.recipient}"}
     notification = (await client.get(f"/api/v1/notifications/{ids['notification']}", headers=recipient)).json()
     assert (notification["data"]["status"], notification["data"]["version"]) == ("read", 2)

@@ -14,6 +14,7 @@ from groundwork.api.graphql import context_engine as ce
 from groundwork.api.graphql import enhancement as en
 from groundwork.api.graphql import evidence_search as cs
 from groundwork.api.graphql import notifications as nt
+from groundwork.api.graphql import people
 from groundwork.api.graphql import work_items as wi
 from groundwork.api.graphql.context import context_getter
 from groundwork.api.graphql.errors import CodedErrors
@@ -28,6 +29,7 @@ from groundwork.domain.errors import GroundworkError
 class Query:
     viewer: wi.Viewer = strawberry.field(resolver=wi.viewer)
     projects: list[wi.Project] = strawberry.field(resolver=wi.projects)
+    principals: people.PersonConnection = strawberry.field(resolver=people.principals)
     work_item: wi.WorkItem | None = strawberry.field(resolver=wi.work_item)
     work_items: wi.WorkItemConnection = strawberry.field(resolver=wi.work_items)
     context_corpus_search: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)

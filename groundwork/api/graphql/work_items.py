@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+
+if TYPE_CHECKING:
+    from groundwork.api.graphql.people import ProjectRole
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.work_items import WorkItem as WorkItemRecord
 from groundwork.domain.work_items import format_version
 from groundwork.services.work_items import items as service
+
+# The people module builds on this one's PageInfo: its types are referenced lazily.
+LazyProjectRole = Annotated["ProjectRole", strawberry.lazy("groundwork.api.graphql.people")]
 
 
 @strawberry.type
@@ -22,6 +28,12 @@ class Viewer:
     workspace_id: strawberry.ID
     is_admin: bool
     scopes: list[str]
+
+    @strawberry.field(description="The caller's roles on projects (an admin sees every project besides).")
+    async def project_roles(self, info: Info[GraphQLContext, Any]) -> list[LazyProjectRole]:
+        from groundwork.api.graphql.people import viewer_project_roles
+
+        return await viewer_project_roles(info)
 
 
 @strawberry.type

@@ -115,6 +115,7 @@ def build_mcp_server() -> MCPServer:
     from groundwork.api.mcp.enhancement import register_enhancement_tools
     from groundwork.api.mcp.evidence_search import register_context_search_tools
     from groundwork.api.mcp.notifications import register_notification_tools
+    from groundwork.api.mcp.people import register_people_tools
     from groundwork.api.mcp.work_items import register_work_item_tools
 
     register_work_item_tools(mcp)
@@ -122,5 +123,6 @@ def build_mcp_server() -> MCPServer:
     register_context_engine_tools(mcp)
     register_enhancement_tools(mcp)
     register_notification_tools(mcp)
+    register_people_tools(mcp)
     strict_tools(mcp)
     return mcp

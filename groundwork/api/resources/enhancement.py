@@ -26,6 +26,7 @@ def work_item_resource(item: WorkItem) -> dict[str, Any]:
         "version": format_version(item.version),
         "watchers": list(item.watchers),
         "fields": full_fields(item.fields),
+        "source": item.source,
     }
 
 

@@ -21,9 +21,19 @@ ALL_SCOPES: tuple[str, ...] = (
     "notifications:operate",
     # Registering and activating connected apps (workspace admins only).
     "connected-apps:manage",
+    # Administration of the workspace (portfolios, engagements, projects, principals, memberships, keys):
+    # held only by workspace admins, and never by a key bound to a connected app.
+    "workspace:admin",
 )
+
+WORKSPACE_ADMIN = "workspace:admin"
 
 
 def unknown_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:
     """Return the scopes in `scopes` that Groundwork does not define."""
     return [s for s in scopes if s not in ALL_SCOPES]
+
+
+def grantable_scopes(scopes: frozenset[str], is_admin: bool) -> frozenset[str]:
+    """The scopes a principal may use: `workspace:admin` only while it is a workspace admin."""
+    return scopes if is_admin else scopes - {WORKSPACE_ADMIN}

@@ -37,6 +37,7 @@ def work_item_of(row: Any) -> WorkItem:
         version=row["version"],
         watchers=tuple(row["watchers"]),
         fields=json.loads(row["fields"]),
+        source=json.loads(row["source"]) if row.get("source") else None,
     )
 
 
@@ -190,3 +191,19 @@ async def list_changes(work_item_id: str) -> list[WorkItemChangeRow]:
         )
         for r in rows
     ]
+
+
+async def find_by_source(project_id: str, kind: str, external_id: str) -> WorkItem | None:
+    """The item of the project imported from this tracker entry, if any."""
+    row = await db.fetchrow(
+        "SELECT * FROM work_items WHERE project_id = $1 AND source->>'kind' = $2 AND source->>'externalId' = $3",
+        project_id,
+        kind,
+        external_id,
+    )
+    return work_item_of(row) if row else None
+
+
+async def set_source(work_item_id: str, source: dict[str, Any]) -> None:
+    """Record where an imported item came from (in the transaction that writes the item)."""
+    await db.execute("UPDATE work_items SET source = $2::jsonb WHERE id = $1", work_item_id, json.dumps(source))

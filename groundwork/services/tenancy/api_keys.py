@@ -6,11 +6,12 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.tenancy.connected_apps import AppNotActive, effective_scopes
 from groundwork.domain.tenancy.principals import PRINCIPAL_KINDS, AppGrant, Principal
-from groundwork.domain.tenancy.scopes import ALL_SCOPES, unknown_scopes
+from groundwork.domain.tenancy.scopes import ALL_SCOPES, WORKSPACE_ADMIN, grantable_scopes, unknown_scopes
 from groundwork.persistence import change_feed, db
 from groundwork.persistence.repositories.tenancy import api_keys, connected_apps
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
@@ -89,10 +90,20 @@ async def issue_key(
             principal = await tenancy.create_principal(workspace.id, principal_name, kind=kind, is_admin=admin)
         elif admin and not principal.is_admin:
             await tenancy.set_principal_admin(principal.id, True)
+        chosen = _grantable(chosen, principal.is_admin or admin, every=scopes is None)
         key = "gw_" + secrets.token_urlsafe(32)
         record = await api_keys.create_api_key(workspace.id, principal.id, hash_key(key), key[:10], chosen, app_id)
     await change_feed.caught_up()  # a key this process had cached as unknown works from its next request on
     return IssuedKey(key, record.id, principal.id, created)
+
+
+def _grantable(chosen: list[str], is_admin: bool, *, every: bool) -> list[str]:
+    """`workspace:admin` is for workspace admins: left out of "every scope" for others, refused when named."""
+    if is_admin or WORKSPACE_ADMIN not in chosen:
+        return chosen
+    if not every:
+        raise GroundworkError(f"The scope {WORKSPACE_ADMIN!r} is granted only to workspace admins.")
+    return [s for s in chosen if s != WORKSPACE_ADMIN]
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,7 @@ class _KnownKey:
 
     principal: Principal
     app_status: str | None  # of the key's connected app (None without one): checked on every request
+    expires_at: datetime | None = None  # checked on every request: a cached key stops at its expiry too
 
 
 def _known_key(row: ActiveKeyRow) -> _KnownKey:
@@ -121,10 +133,10 @@ def _known_key(row: ActiveKeyRow) -> _KnownKey:
         kind=row.kind,
         is_admin=row.is_admin,
         api_key_id=row.api_key_id,
-        scopes=effective_scopes(frozenset(row.scopes), app.direction if app else None),
+        scopes=effective_scopes(grantable_scopes(frozenset(row.scopes), row.is_admin), app.direction if app else None),
         app=app,
     )
-    return _KnownKey(principal, row.app_status if app is not None else None)
+    return _KnownKey(principal, row.app_status if app is not None else None, row.expires_at)
 
 
 async def _resolved(key_hash: str) -> _KnownKey | None:
@@ -149,6 +161,8 @@ async def resolve_key(key: str) -> Principal | None:
     """The principal behind an unrevoked key, or None; a key of an app that is not active is refused (403)."""
     known = await _resolved(hash_key(key))
     if known is None:
+        return None
+    if known.expires_at is not None and known.expires_at <= datetime.now(UTC):
         return None
     principal = known.principal
     if principal.app is not None and known.app_status != "active":

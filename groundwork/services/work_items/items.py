@@ -18,6 +18,7 @@ from groundwork.domain.work_items import (
 )
 from groundwork.persistence import db
 from groundwork.persistence.repositories import work_items as repo
+from groundwork.persistence.repositories.tenancy import administration
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.persistence.repositories.tenancy.workspaces import VisibleProjectRow
 from groundwork.persistence.repositories.work_items import WorkItemChangeRow
@@ -76,6 +77,9 @@ async def create_work_item(principal: Principal, new: NewWorkItem, *, source: st
     if errors:
         raise ValidationFailed("The work item is not valid.", errors)
     await _writable_project(principal, new.project_id)
+    if await administration.project_archived(new.project_id):
+        archived = FieldError("project_id", "is archived: it takes no new work items")
+        raise ValidationFailed("Archived project.", [archived])
     watchers = list(dict.fromkeys(new.watchers))
     await _check_watchers(principal, watchers)
     # The same request retried after its first attempt's answer was lost gets that attempt's item.

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import msgspec
+from asyncpg import Record
 
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
@@ -25,6 +26,7 @@ class ApiKeyRow:
     revoked_at: datetime | None
     last_used_at: datetime | None
     app_id: str | None
+    expires_at: datetime | None = None
 
 
 # A Struct rather than a dataclass, as on every hot path: a key is resolved on each request its process
@@ -47,6 +49,7 @@ class ActiveKeyRow(msgspec.Struct, frozen=True, gc=False):
     app_direction: str | None
     app_field_authority: list[str] | None
     app_provenance: str | None
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +68,18 @@ class ApiKeyListingRow:
 
 
 async def create_api_key(
-    workspace_id: str, principal_id: str, key_hash: str, key_prefix: str, scopes: list[str], app_id: str | None = None
+    workspace_id: str,
+    principal_id: str,
+    key_hash: str,
+    key_prefix: str,
+    scopes: list[str],
+    app_id: str | None = None,
+    expires_at: datetime | None = None,
 ) -> ApiKeyRow:
     """Insert a key record (never the key itself), bound to a connected app when `app_id` is given."""
     row = await db.fetchrow(
-        "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes, app_id)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
+        "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes, app_id, expires_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *",
         new_id("key"),
         workspace_id,
         principal_id,
@@ -78,8 +87,14 @@ async def create_api_key(
         key_prefix,
         scopes,
         app_id,
+        expires_at,
     )
     assert row is not None
+    return key_row(row)
+
+
+def key_row(row: Record) -> ApiKeyRow:
+    """A key's record from its row."""
     return ApiKeyRow(
         id=row["id"],
         workspace_id=row["workspace_id"],
@@ -91,6 +106,7 @@ async def create_api_key(
         revoked_at=row["revoked_at"],
         last_used_at=row["last_used_at"],
         app_id=row["app_id"],
+        expires_at=row["expires_at"],
     )
 
 
@@ -98,13 +114,13 @@ async def find_active_by_hash(key_hash: str) -> ActiveKeyRow | None:
     """The unrevoked key with this hash, joined with its principal and the connected app it is bound to."""
     row = await db.fetchrow(
         """
-        SELECT k.id AS api_key_id, k.scopes, k.workspace_id, k.last_used_at,
+        SELECT k.id AS api_key_id, k.scopes, k.workspace_id, k.last_used_at, k.expires_at,
                p.id AS principal_id, p.name, p.kind, p.is_admin,
                a.id AS app_id, a.name AS app_name, a.kind AS app_kind, a.status AS app_status,
                a.direction AS app_direction, a.field_authority AS app_field_authority, a.provenance AS app_provenance
         FROM api_keys k JOIN principals p ON p.id = k.principal_id
         LEFT JOIN connected_apps a ON a.id = k.app_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
         """,
         key_hash,
     )
@@ -126,6 +142,7 @@ async def find_active_by_hash(key_hash: str) -> ActiveKeyRow | None:
         app_direction=row["app_direction"],
         app_field_authority=row["app_field_authority"],
         app_provenance=row["app_provenance"],
+        expires_at=row["expires_at"],
     )
 
 

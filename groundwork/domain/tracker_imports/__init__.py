@@ -1,0 +1,1 @@
+"""Work items exported from the trackers teams use (GitHub Issues, Jira), read into canonical form."""
