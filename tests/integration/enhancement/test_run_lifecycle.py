@@ -548,12 +548,12 @@ async def test_a_first_step_too_slow_to_perform_the_actions_hands_them_to_their_
         httpx.AsyncClient(base_url=url, timeout=30) as http,
     ):
         run = (await create_run(http, workspace, key, work_item["id"], ["requirements"], wait=20)).json()["data"]
+        # The run is ready once the activity committed its drafts; Temporal records the activity's start with its
+        # completion, which the worker reports a moment later — so wait for it while that worker still runs.
+        history = await _history_with_completed_activity(temporal_client, run["id"])
     assert run["state"] == "ready_for_review" and run["drafts"]
     # The first step gave up (and committed nothing); the activity performed the action at its first attempt.
     assert generator.calls == 2
-    # The run is ready once the activity committed its drafts; Temporal records the activity's start with its
-    # completion, which the worker reports a moment later.
-    history = await _history_with_completed_activity(temporal_client, run["id"])
     assert activity_tasks(history) == (["enhancement_perform_actions"], [1])
     types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 1
