@@ -22,7 +22,8 @@ from groundwork.domain.evidence_search.analysis import content_terms
 # The item's most distinctive words a sentence must share to be fully relevant (1.0).
 _TOP_WORDS = 5
 PASSAGE_MIN = 0.3  # a passage covers at least this share of the item's top words' weight...
-PASSAGE_OF_BEST = 0.45  # ...and at least this share of the best passage's
+PASSAGE_OF_BEST = 0.75  # ...and its source at least this share of the best source's
+SOURCE_SHARE = 0.5  # inside a relevant source, a passage scoring this share of the source's best is relevant
 SENTENCE_MIN = 0.2  # a sentence sharing less is kept only for what it states (a cause, a fix, ...)
 RESTATED_SHARE = 0.8  # a line whose content words are this much the item's only restates it
 
@@ -120,12 +121,32 @@ class ItemQuery:
         return not self.restates(text)
 
 
-def relevant_passages(scores: dict[str, float]) -> set[str]:
-    """The passages (by key) that rank as relevant: enough of the item's weight, and near the best."""
-    if not scores:
+@dataclass(frozen=True)
+class Scored:
+    """A passage's relevance, the source it belongs to and the section it sits under."""
+
+    key: str
+    source: str
+    section: str
+    score: float
+
+
+def relevant_passages(passages: list[Scored]) -> set[str]:
+    """The passages (by key) that rank as relevant.
+
+    A source is relevant when its best passage covers enough of the item's weight and comes near the best
+    source's; inside it, a passage is relevant when it scores near its source's best, or sits in the same
+    section as one that does (a runbook's fix is a paragraph after the symptom that names the item)."""
+    best_of: dict[str, float] = {}
+    for passage in passages:
+        best_of[passage.source] = max(best_of.get(passage.source, 0.0), passage.score)
+    if not best_of:
         return set()
-    best = max(scores.values())
-    return {key for key, score in scores.items() if score >= PASSAGE_MIN and score >= best * PASSAGE_OF_BEST}
+    top = max(best_of.values())
+    sources = {s for s, score in best_of.items() if score >= PASSAGE_MIN and score >= top * PASSAGE_OF_BEST}
+    strong = {p.key for p in passages if p.source in sources and p.score >= best_of[p.source] * SOURCE_SHARE}
+    sections = {(p.source, p.section) for p in passages if p.key in strong and p.section}
+    return strong | {p.key for p in passages if p.source in sources and (p.source, p.section) in sections}
 
 
 def keeps(sentence_relevance: float, sentence_facet: str | None) -> bool:

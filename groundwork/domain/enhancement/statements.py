@@ -16,7 +16,7 @@ from groundwork.domain.enhancement.classify import classify
 from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence
 from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
-from groundwork.domain.enhancement.relevance import ItemQuery, facet, keeps, relevant_passages, stems
+from groundwork.domain.enhancement.relevance import ItemQuery, Scored, facet, keeps, relevant_passages, stems
 from groundwork.domain.enhancement.sentences import sectioned_sentences
 
 # Document furniture that is not a statement: attendee lists, owners, message templates with placeholders.
@@ -104,7 +104,7 @@ def _pool(instructions_text: str, title: str, description: str, own_text: str, s
         f"{title} {description}",
         own_text,
         instructions.focus_words,
-        [own_text, *(f"{e.section or ''} {e.text}" for e in passages)],
+        [own_text, *(_scored_text(e) for e in passages)],
     )
     own: list[Statement] = []
     seen: set[str] = set()
@@ -115,8 +115,10 @@ def _pool(instructions_text: str, title: str, description: str, own_text: str, s
             if text.lower() not in seen and instructions.allows(text) and not _NOISE.search(text):
                 seen.add(text.lower())
                 own.append(Statement(text, evidence.ref, evidence.label, classify(text, section), section, 1.0, facet(text)))
-    scores = {e.ref.id: query.relevance(f"{e.section or ''} {e.text}") for e in passages}
-    relevant = relevant_passages(scores)
+    scores = {e.ref.id: query.relevance(_scored_text(e)) for e in passages}
+    relevant = relevant_passages(
+        [Scored(e.ref.id, source_of(e.label), e.section or "", scores[e.ref.id]) for e in passages]
+    )
     corpus: list[Statement] = []
     for evidence in passages:
         if evidence.ref.id not in relevant:
@@ -135,6 +137,16 @@ def _pool(instructions_text: str, title: str, description: str, own_text: str, s
                 Statement(text, evidence.ref, evidence.label, classify(text, section), section, weight, kind_of)
             )
     return Pool(tuple(own), tuple(corpus), query, instructions)
+
+
+def _scored_text(evidence: Evidence) -> str:
+    """What a passage is judged by: its source's title, its section and its text."""
+    return f"{source_of(evidence.label)} {evidence.section or ''} {evidence.text}"
+
+
+def source_of(label: str) -> str:
+    """The source a passage's label names (`Title, p. 3, ¶ 2` -> `Title`)."""
+    return re.split(r", (?:p\. \d+|¶ \d+)", label, maxsplit=1)[0]
 
 
 def _with_commands(found: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:

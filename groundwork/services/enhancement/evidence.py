@@ -19,7 +19,7 @@ from groundwork.search.passages import ServingState, load_serving_state, project
 # Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
 _QUERY_WORDS = 48
 # More passages than a draft will cite: the generator keeps those that rank as relevant to the item.
-PASSAGES_PER_ACTION = 16
+PASSAGES_PER_ACTION = 24
 PACKAGES_PER_ACTION = 5
 
 
