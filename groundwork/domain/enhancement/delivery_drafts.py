@@ -139,14 +139,14 @@ def _context_of(context: EnhancementContext, statement: Statement) -> str:
 def _rule(text: str) -> str:
     """The rule of a sentence without its justification ("Never edit X by hand: Finance audits ...")."""
     head, colon, _ = text.partition(": ")
-    return head if colon and is_instruction(head) else text
+    return head if colon and (is_instruction(head) or _PROHIBITION.match(head)) else text
 
 
 def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
     """Given/When/Then from a statement: its own condition when it has one, else its context and what to observe."""
     failure = bool(_FAILURE.search(statement.text)) or statement.kind == "risk" or statement.facet == "limit"
     text = _rule(statement.text)
-    if is_instruction(text) and not split_condition(text):
+    if (is_instruction(text) or _PROHIBITION.match(text)) and not split_condition(text):
         facts = observable(text)
         return Criterion(_context_of(context, statement), "the work is reviewed", " and ".join(facts), failure, statement)
     condition = split_condition(text)

@@ -87,24 +87,28 @@ class ItemQuery:
     own: frozenset[str]
     focus: frozenset[str]
 
+    present: frozenset[str] = frozenset()
+
     @classmethod
-    def of(cls, question: str, own_text: str, focus: frozenset[str], documents: Iterable[str]) -> ItemQuery:
-        """Weights from the rarity of each question word among `documents` (the item and each passage)."""
+    def of(cls, question: str, own_text: str, focus: frozenset[str], passages: Iterable[str]) -> ItemQuery:
+        """Weights from the rarity of each question word among the item and the passages gathered for it."""
         asked = stems(question) | focus
-        found = [stems(d) for d in documents]
-        count = len(found) or 1
+        found = [stems(d) for d in passages]
+        count = len(found) + 1  # the item itself holds every word it asks with
         weights = {}
         for word in asked:
-            frequency = sum(1 for d in found if word in d)
-            rarity = math.log(1 + count / (1 + frequency))
-            weights[word] = rarity * (2.0 if word in focus else 1.0)
-        return cls(weights, stems(own_text), focus)
+            frequency = 1 + sum(1 for d in found if word in d)
+            weights[word] = math.log(1 + count / frequency) * (2.0 if word in focus else 1.0)
+        present = frozenset(word for word in asked if any(word in d for d in found))
+        return cls(weights, stems(own_text), focus, present)
 
     @property
     def scale(self) -> float:
-        """The weight of the item's most distinctive words: a text sharing them all scores 1."""
-        top = sorted(self.weights.values(), reverse=True)[:_TOP_WORDS]
-        return sum(top) or 1.0
+        """The weight of the item's most distinctive words the evidence holds: a text sharing them all scores 1.
+
+        Words no passage holds ("flaky", "last week") cannot be matched, so they do not set the scale."""
+        counted = [w for word, w in self.weights.items() if word in self.present] or list(self.weights.values())
+        return sum(sorted(counted, reverse=True)[:_TOP_WORDS]) or 1.0
 
     def relevance(self, text: str) -> float:
         """How much of the item's weight a text shares, 0 to 1."""

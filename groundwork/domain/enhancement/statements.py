@@ -104,7 +104,7 @@ def _pool(instructions_text: str, title: str, description: str, own_text: str, s
         f"{title} {description}",
         own_text,
         instructions.focus_words,
-        [own_text, *(_scored_text(e) for e in passages)],
+        [_scored_text(e) for e in passages],
     )
     own: list[Statement] = []
     seen: set[str] = set()
