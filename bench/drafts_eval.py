@@ -229,15 +229,18 @@ def print_report(items: list[Item], results: dict[str, Any]) -> None:
     deterministic = {
         i.name: comparable(results["runs"][i.name][0]) == comparable(results["runs"][i.name][1]) for i in items
     }
-    print("\n| set | items | cited-passage precision | items citing an answering page | key facts present "
-          "| restated lines | Given/When/Then items (criteria) | markers | deterministic |")
+    print(
+        "\n| set | items | cited-passage precision | items citing an answering page | key facts present "
+        "| restated lines | Given/When/Then items (criteria) | markers | deterministic |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in ("handbook", "demo"):
         s = summary([i for i in items if i.set == name], scores, deterministic)
         precision = "—" if s["precision"] is None else f"{s['precision']:.2f} ({s['cited']} cited)"
         print(
-            f"| {name} | {s['items']} | {precision} | {s['answering']}/{s['with_pages']} | {s['key_facts']}/{s['facts']}"
-            f" | {s['restated']:.0%} of {s['lines']} | {s['gwt_items']}/{s['with_requirement']} ({s['gwt_criteria']:.0%})"
+            f"| {name} | {s['items']} | {precision} | {s['answering']}/{s['with_pages']}"
+            f" | {s['key_facts']}/{s['facts']} | {s['restated']:.0%} of {s['lines']}"
+            f" | {s['gwt_items']}/{s['with_requirement']} ({s['gwt_criteria']:.0%})"
             f" | {s['markers']} | {s['deterministic']}/{s['items']} |"
         )
     print("\n| item | cited (relevant) | answering page | key fact | restated / lines | GWT | markers | drafts |")
@@ -257,7 +260,9 @@ def print_report(items: list[Item], results: dict[str, Any]) -> None:
                 print(f"- {artifact['title']}: {artifact['summary']}")
         ac = [d for d in results["instructions"]["drafts"] if d["field"] == "acceptance_criteria"]
         gwt = sum(is_gwt(c) for d in ac for c in criteria(d["proposedValue"]))
-        print(f"- acceptance criteria in Given/When/Then: {gwt} of {sum(len(criteria(d['proposedValue'])) for d in ac)}")
+        print(
+            f"- acceptance criteria in Given/When/Then: {gwt} of {sum(len(criteria(d['proposedValue'])) for d in ac)}"
+        )
 
 
 def evaluation_items() -> list[Item]:
@@ -265,9 +270,7 @@ def evaluation_items() -> list[Item]:
     items = [
         Item(r["id"], "handbook", frozenset(r["pages"]), r["key_fact"]) for r in read_jsonl("handbook_work_items.jsonl")
     ]
-    items += [
-        Item(r["key"], "demo", frozenset(r["pages"]), r["key_fact"]) for r in read_jsonl("demo_work_items.jsonl")
-    ]
+    items += [Item(r["key"], "demo", frozenset(r["pages"]), r["key_fact"]) for r in read_jsonl("demo_work_items.jsonl")]
     return items
 
 
@@ -378,7 +381,10 @@ async def collect(handbook: Path, data_dir: Path) -> dict[str, Any]:
                     "project": "HANDBOOK",
                     "title": r["title"],
                     "status": r["status"],
-                    "fields": {"description": r["description"], **({"estimate": r["estimate"]} if "estimate" in r else {})},
+                    "fields": {
+                        "description": r["description"],
+                        **({"estimate": r["estimate"]} if "estimate" in r else {}),
+                    },
                 }
             )
             for r in records
@@ -406,7 +412,9 @@ async def collect(handbook: Path, data_dir: Path) -> dict[str, Any]:
                         runs[name].append({"item": item, "drafts": run["drafts"], "artifacts": run["artifacts"]})
                 print(f"{len(ids)} items, 2 runs of 8 actions each: {time.perf_counter() - started:.1f} s")
                 instructed = await enhance(http, headers, ids["PAY-2"], PAY2_INSTRUCTIONS)
-            cited = sorted({r["id"] for rs in runs.values() for r_ in rs for d in r_["drafts"] for r in d["evidenceRefs"]})
+            cited = sorted(
+                {r["id"] for rs in runs.values() for r_ in rs for d in r_["drafts"] for r in d["evidenceRefs"]}
+            )
             found = await pg.fetch(
                 "SELECT p.id, s.uri FROM corpus_passages p JOIN corpus_sources s ON s.id = p.source_id"
                 " WHERE p.id = ANY($1)",

@@ -148,7 +148,9 @@ def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
     text = _rule(statement.text)
     if (is_instruction(text) or _PROHIBITION.match(text)) and not split_condition(text):
         facts = observable(text)
-        return Criterion(_context_of(context, statement), "the work is reviewed", " and ".join(facts), failure, statement)
+        return Criterion(
+            _context_of(context, statement), "the work is reviewed", " and ".join(facts), failure, statement
+        )
     condition = split_condition(text)
     if condition is not None:
         outcome = condition.outcome
@@ -158,7 +160,9 @@ def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
         if condition.is_state:
             return Criterion(lower_first(condition.clause), "the work is checked", then, failure, statement)
         return Criterion(_context_of(context, statement), lower_first(condition.clause), then, failure, statement)
-    return Criterion(_context_of(context, statement), "it is checked", " and ".join(observable(text)), failure, statement)
+    return Criterion(
+        _context_of(context, statement), "it is checked", " and ".join(observable(text)), failure, statement
+    )
 
 
 def criteria(context: EnhancementContext, pool: Pool) -> list[Criterion]:

@@ -123,7 +123,8 @@ def estimate(context: EnhancementContext, pool: Pool) -> ActionOutput:
             summary += f"; the complexity signals alone say {by_signals}, so the two disagree."
             body += (
                 "\n\n| basis | points |\n|---|---|\n"
-                f"| reference class ({len(references)} item(s)) | {by_class} |\n| complexity signals | {by_signals} |\n\n"
+                f"| reference class ({len(references)} item(s)) | {by_class} |\n"
+                f"| complexity signals | {by_signals} |\n\n"
                 "The proposal follows the reference class; the disagreement lowers its confidence."
             )
         score = cap if agree else cap - 0.15
@@ -141,7 +142,11 @@ def estimate(context: EnhancementContext, pool: Pool) -> ActionOutput:
             return nothing(context, pool, wanted, f"the evidence confirms the item's own estimate of {current:g}.")
     reference_refs = tuple(EvidenceRef("work_item", r.id) for r in references)
     rationale = ArtifactProposal(
-        "estimate_rationale", f"Estimate rationale for {context.work_item_key}", summary, body, refs(used) + reference_refs
+        "estimate_rationale",
+        f"Estimate rationale for {context.work_item_key}",
+        summary,
+        body,
+        refs(used) + reference_refs,
     )
     line = Line(summary, tuple(used))
     draft = DraftProposal(

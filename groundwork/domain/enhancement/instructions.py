@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from groundwork.domain.evidence_search.analysis import content_terms
 
 _PARTS = re.compile(r"[;\n]|\.(?:\s|$)")
-_FOCUS = re.compile(r"^(?:please\s+)?(?:focus(?: on)?|emphasi[sz]e|prioriti[sz]e|concentrate on)\s*:?\s*(?P<what>.+)$", re.I)
+_FOCUS = re.compile(
+    r"^(?:please\s+)?(?:focus(?: on)?|emphasi[sz]e|prioriti[sz]e|concentrate on)\s*:?\s*(?P<what>.+)$", re.I
+)
 _EXCLUDE = re.compile(
     r"^(?:please\s+)?(?:exclude|ignore|without|skip|leave out|do not mention|don't mention)\s*:?\s*(?P<what>.+)$", re.I
 )

@@ -126,7 +126,11 @@ class DraftStatement:
 
     def as_dict(self) -> dict[str, Any]:
         """The wire form `{text, relevance, evidenceRefs}`."""
-        return {"text": self.text, "relevance": self.relevance, "evidenceRefs": [r.as_dict() for r in self.evidence_refs]}
+        return {
+            "text": self.text,
+            "relevance": self.relevance,
+            "evidenceRefs": [r.as_dict() for r in self.evidence_refs],
+        }
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ _FACET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "fix",
         re.compile(
-            r"\b(?:rerun|re-run|retry|retries|restart|workaround|to fix|fixe[sd]|solution|solves?|recover\w*|repair\w*)\b",
+            r"\b(?:rerun|re-run|retry|retries|restart|workaround|to fix|fixe[sd]|solution|solves?"
+            r"|recover\w*|repair\w*)\b",
             re.I,
         ),
     ),
@@ -57,8 +58,8 @@ _FACET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "limit",
         re.compile(
             r"\b(?:at most|at least|no more than|up to|limit(?:s|ed)?|maximum|minimum|quota|grace period|never|must not"
-            r"|cannot|only after|only before|does not)\b|\b\d+(?:[.,]\d+)?\s?(?:ms|s|seconds?|minutes?|hours?|days?|weeks?"
-            r"|GB|MB|TB|%|k)\b|\b\d{1,2}:\d{2}\b",
+            r"|cannot|only after|only before|does not)\b"
+            r"|\b\d+(?:[.,]\d+)?\s?(?:ms|s|seconds?|minutes?|hours?|days?|weeks?|GB|MB|TB|%|k)\b|\b\d{1,2}:\d{2}\b",
             re.I,
         ),
     ),

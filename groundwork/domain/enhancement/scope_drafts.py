@@ -66,13 +66,11 @@ def requirements(context: EnhancementContext, pool: Pool) -> ActionOutput:
         trace("requirement", "R", lines),
         tuple(r for line in lines for r in line.statement().evidence_refs),
     )
-    return ActionOutput(
-        (draft(context, "\n\n".join(parts), lines),), (artifact, digest(context, pool, lines, wanted))
-    )
+    return ActionOutput((draft(context, "\n\n".join(parts), lines),), (artifact, digest(context, pool, lines, wanted)))
 
 
 def _pick(candidates: list[Statement], used: set[str], count: int) -> list[Statement]:
-    chosen = []
+    chosen: list[Statement] = []
     for statement in candidates:
         if statement.text not in used and len(chosen) < count:
             used.add(statement.text)

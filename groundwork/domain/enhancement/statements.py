@@ -114,7 +114,9 @@ def _pool(instructions_text: str, title: str, description: str, own_text: str, s
         for text, section in sectioned_sentences(evidence.text, evidence.section):
             if text.lower() not in seen and instructions.allows(text) and not _NOISE.search(text):
                 seen.add(text.lower())
-                own.append(Statement(text, evidence.ref, evidence.label, classify(text, section), section, 1.0, facet(text)))
+                own.append(
+                    Statement(text, evidence.ref, evidence.label, classify(text, section), section, 1.0, facet(text))
+                )
     scores = {e.ref.id: query.relevance(_scored_text(e)) for e in passages}
     relevant = relevant_passages(
         [Scored(e.ref.id, source_of(e.label), e.section or "", scores[e.ref.id]) for e in passages]

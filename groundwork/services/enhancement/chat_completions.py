@@ -225,7 +225,9 @@ def parse_answer(context: EnhancementContext, answer: Any) -> ActionOutput:
     if unsupported:
         summary += f" {len(unsupported)} statement(s) the cited evidence does not support were dropped."
     if not drafts:
-        summary = f"No draft for {field}: the generator cited no evidence shown to it that supports it, so nothing was kept."
+        summary = (
+            f"No draft for {field}: the generator cited no evidence shown to it that supports it, so nothing was kept."
+        )
     body = "\n".join(f"- `{r.kind}:{r.id}`" for r in used)
     if unsupported:
         body += "\n\n## Unsupported statements (dropped)\n\n" + "\n".join(f"- {text}" for text in unsupported)

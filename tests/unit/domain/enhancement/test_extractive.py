@@ -185,7 +185,10 @@ def test_the_estimate_is_capped_by_its_reference_class_and_shows_both_bases_when
 
 
 def test_sentences_unwrap_markdown_and_keep_a_code_block_whole() -> None:
-    text = "## Goal\n- First bullet point here.\n1. Second numbered point. Third sentence follows here!\n\n```\nrun this --now\n```"
+    text = (
+        "## Goal\n- First bullet point here.\n1. Second numbered point. Third sentence follows here!"
+        "\n\n```\nrun this --now\n```"
+    )
     assert sentences(text) == [
         "First bullet point here.",
         "Second numbered point.",
