@@ -256,8 +256,12 @@ def print_report(items: list[Item], results: dict[str, Any]) -> None:
     if "instructions" in results:
         print(f"\nPAY-2 with the instructions {PAY2_INSTRUCTIONS!r}:")
         for artifact in results["instructions"]["artifacts"]:
-            if "nstruction" in artifact["title"]:
-                print(f"- {artifact['title']}: {artifact['summary']}")
+            _, found, reported = artifact["body"].partition("## Instructions not followed\n\n")
+            if found:  # each digest lists what of the instructions its draft did not follow
+                print(
+                    f"- {artifact['title']}, not followed: "
+                    + "; ".join(r.lstrip("- ") for r in reported.strip().splitlines())
+                )
         ac = [d for d in results["instructions"]["drafts"] if d["field"] == "acceptance_criteria"]
         gwt = sum(is_gwt(c) for d in ac for c in criteria(d["proposedValue"]))
         print(
