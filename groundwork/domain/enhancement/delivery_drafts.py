@@ -186,8 +186,6 @@ def acceptance(context: EnhancementContext, pool: Pool) -> ActionOutput:
     """Given/When/Then for every requirement, failure and limit cases included."""
     wanted = ("requirement", "constraint")
     found = criteria(context, pool)
-    lines = [Line(c.text(), (c.source,)) for c in found]
-    lines = [line for line in lines if pool.query.adds_to(line.text) or line.sources[0].own]
     if not found:
         return nothing(context, pool, wanted, "no requirement to check was found in the item or in passages about it.")
     failures = sum(c.failure for c in found)
