@@ -267,6 +267,7 @@ class EnhancementDraft(Table, tablename="enhancement_drafts"):
     proposed_value = JSONB()
     confidence = DoublePrecision()
     evidence_refs = JSONB()
+    statements = JSONB(default="[]")
     apply_id = Text(null=True, default=None)
     applied_at = Timestamptz(null=True, default=None)
     created_at = Timestamptz()

@@ -210,7 +210,11 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
             item = items[0]
             created = await http.post(
                 f"{api_a}/api/v1/work-item-enhancements?wait=30",
-                json={"target": {"type": "work_item", "id": item["id"]}, "actions": ["description"], "confirm": True},
+                json={
+                    "target": {"type": "work_item", "id": item["id"]},
+                    "actions": ["description", "acceptance_criteria", "test_plan"],
+                    "confirm": True,
+                },
                 headers={**headers, "Idempotency-Key": uuid.uuid4().hex},
             )
             assert created.status_code in (201, 202), created.text  # 202: still running after 30 s (a busy machine)
@@ -236,7 +240,7 @@ async def test_two_apis_and_two_workers_run_apply_ingest_search_on_both_and_deli
             assert applied.status_code == 200, applied.text
             after = (await http.get(f"{api_a}/api/v1/work-items/{item['id']}", headers=headers)).json()["data"]
             assert after["version"] != item["version"]
-            assert after["fields"]["description"] == drafts[0]["proposedValue"]
+            assert after["fields"][drafts[0]["field"]] == drafts[0]["proposedValue"]
 
             # An ingest through one API process's internal listener, run by a worker.
             project = next(p for p in (await http.get(f"{api_a}/api/v1/projects", headers=headers)).json()["data"])

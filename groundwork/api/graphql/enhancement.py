@@ -35,6 +35,13 @@ class EnhancementTarget:
     version: str
 
 
+@strawberry.type(description="One statement of a draft's proposed value and the evidence it was taken from.")
+class DraftStatement:
+    text: str
+    relevance: float = strawberry.field(description="How much of the work item's weighted words it shares, 0 to 1.")
+    evidence_refs: list[EvidenceRef]
+
+
 @strawberry.type
 class WorkItemEnhancementDraft:
     id: strawberry.ID
@@ -43,6 +50,9 @@ class WorkItemEnhancementDraft:
     proposed_value: JSON
     confidence: float
     evidence_refs: list[EvidenceRef]
+    statements: list[DraftStatement] = strawberry.field(
+        description="Each statement of the proposed value with its own evidence references and relevance."
+    )
     apply_eligible: bool
     ineligible_reason: str | None = strawberry.field(
         default=None, description="Why the draft cannot be applied now (null when it can)."
@@ -79,6 +89,10 @@ def draft_of(data: dict[str, Any]) -> WorkItemEnhancementDraft:
         proposed_value=data["proposedValue"],
         confidence=data["confidence"],
         evidence_refs=_refs(data["evidenceRefs"]),
+        statements=[
+            DraftStatement(text=s["text"], relevance=s["relevance"], evidence_refs=_refs(s["evidenceRefs"]))
+            for s in data["statements"]
+        ],
         apply_eligible=data["applyEligible"],
         ineligible_reason=data.get("ineligibleReason"),
     )

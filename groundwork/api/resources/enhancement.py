@@ -62,6 +62,7 @@ def draft_resource(draft: DraftRow, eligible: bool, ineligible_reason: str | Non
         "proposedValue": draft.proposed_value,
         "confidence": draft.confidence,
         "evidenceRefs": draft.evidence_refs,
+        "statements": draft.statements,
         "applyEligible": eligible,
         "ineligibleReason": ineligible_reason,
         "appliedAt": timestamp(draft.applied_at),

@@ -117,13 +117,31 @@ class EvidenceRef:
 
 
 @dataclass(frozen=True)
+class DraftStatement:
+    """One statement of a draft's proposed value, with the evidence it was taken from and its relevance (0-1)."""
+
+    text: str
+    evidence_refs: tuple[EvidenceRef, ...]
+    relevance: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """The wire form `{text, relevance, evidenceRefs}`."""
+        return {
+            "text": self.text,
+            "relevance": self.relevance,
+            "evidenceRefs": [r.as_dict() for r in self.evidence_refs],
+        }
+
+
+@dataclass(frozen=True)
 class DraftProposal:
-    """A proposed value for one field, with the evidence behind it."""
+    """A proposed value for one field, with the evidence behind it, statement by statement."""
 
     field: str
     proposed_value: Any
     confidence: float
     evidence_refs: tuple[EvidenceRef, ...]
+    statements: tuple[DraftStatement, ...] = ()
 
 
 @dataclass(frozen=True)

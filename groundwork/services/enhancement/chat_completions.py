@@ -1,13 +1,17 @@
 """A draft generator that speaks the OpenAI-compatible chat-completions protocol.
 
 It keeps the same evidence discipline as the extractive default: the model sees the evidence as a
-numbered list and must cite the numbers it used; a draft or artifact citing nothing that was shown
-is dropped, and the evidence digest says so. It never asks for code and never changes a work item.
+numbered list and must cite the numbers it used, line by line. Each statement (a line of a draft) is
+checked against the evidence it cites: most of its content words must be in the cited text. An
+unsupported statement is dropped and listed in the evidence digest; a draft or artifact citing nothing
+that was shown is dropped too. Citation markers never reach `proposedValue`: each statement's evidence
+goes in the draft's `statements`. It never asks for code and never changes a work item.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -19,13 +23,21 @@ from groundwork.domain.enhancement.model import (
     ActionOutput,
     ArtifactProposal,
     DraftProposal,
+    DraftStatement,
     EvidenceRef,
 )
+from groundwork.domain.evidence_search.analysis import content_terms
+
+# A statement is supported when at least this share of its content words is in the evidence it cites.
+SUPPORTED_SHARE = 0.6
+_MARKERS = re.compile(r"\s*\[(?:\d+(?:\s*,\s*\d+)*|[a-z_]+:[A-Za-z0-9_]+)\]")
+_NUMBERS = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 _SYSTEM = (
     "You draft proposals for a software work item. Use ONLY the numbered evidence given. Every draft and "
-    "artifact must cite the evidence numbers it relies on in `evidence` (e.g. [1, 3]); do not state anything "
-    "the evidence does not support. Never write code. Answer with one JSON object: "
+    "artifact must cite the evidence numbers it relies on in `evidence` (e.g. [1, 3]), and every line of a draft "
+    "ends with the numbers of the evidence that line states (e.g. `- Rotate keys monthly. [2]`); a line the "
+    "cited evidence does not support is dropped. Never write code. Answer with one JSON object: "
     '{"drafts": [{"value": <Markdown string, or a number of story points for estimate>, '
     '"confidence": <0..1>, "evidence": [<numbers>]}], '
     '"artifacts": [{"type": <one of ' + ", ".join(ARTIFACT_TYPES) + '>, "title": str, "summary": str, '
@@ -127,11 +139,48 @@ def _cited(numbers: Any, evidence: tuple[Evidence, ...]) -> tuple[EvidenceRef, .
     return tuple(refs)
 
 
+def supported(text: str, cited: list[Evidence]) -> float:
+    """The share of a statement's content words found in the evidence it cites (1.0 for a line without any)."""
+    words = set(content_terms(text))
+    if not words:
+        return 1.0
+    shown = set(content_terms(" ".join(e.text for e in cited)))
+    return round(len(words & shown) / len(words), 3)
+
+
+def checked_lines(
+    value: str, default: list[int], evidence: tuple[Evidence, ...]
+) -> tuple[list[str], list[DraftStatement], list[str]]:
+    """The value's lines without markers, each supported line as a statement, and the unsupported lines."""
+    kept: list[str] = []
+    statements: list[DraftStatement] = []
+    dropped: list[str] = []
+    for line in value.splitlines():
+        marked = [int(n) for group in _NUMBERS.findall(line) for n in group.split(",")]
+        text = _MARKERS.sub("", line).rstrip()
+        numbers = [n for n in (marked or default) if 1 <= n <= len(evidence)]
+        cited = [evidence[n - 1] for n in dict.fromkeys(numbers)]
+        plain = text.strip().lstrip("-*# ").strip()
+        if not plain or not content_terms(plain):
+            kept.append(text)  # a heading's rule or a blank line: structure, not a statement
+            continue
+        share = supported(plain, cited)
+        if not cited or share < SUPPORTED_SHARE:
+            dropped.append(plain)
+            continue
+        kept.append(text)
+        refs = tuple(dict.fromkeys(e.ref for e in cited))
+        statements.append(DraftStatement(plain, refs, share))
+    return kept, statements, dropped
+
+
 def parse_answer(context: EnhancementContext, answer: Any) -> ActionOutput:
-    """Turn the model's JSON into proposals, dropping anything without cited evidence."""
+    """Turn the model's JSON into proposals, dropping anything without cited evidence and every statement the
+    evidence it cites does not support."""
     field = ACTION_FIELDS[context.action]
     drafts: list[DraftProposal] = []
     dropped = 0
+    unsupported: list[str] = []
     for item in answer.get("drafts", []) if isinstance(answer, dict) else []:
         refs = _cited(item.get("evidence"), context.evidence) if isinstance(item, dict) else ()
         value = item.get("value") if isinstance(item, dict) else None
@@ -143,7 +192,17 @@ def parse_answer(context: EnhancementContext, answer: Any) -> ActionOutput:
             continue
         confidence = item.get("confidence")
         confidence = min(1.0, max(0.0, float(confidence))) if isinstance(confidence, int | float) else 0.5
-        drafts.append(DraftProposal(field, value, confidence, refs))
+        statements: tuple[DraftStatement, ...] = ()
+        if isinstance(value, str):
+            default = [n for n in item.get("evidence", []) if isinstance(n, int) and not isinstance(n, bool)]
+            lines, checked, lost = checked_lines(value, default, context.evidence)
+            unsupported += lost
+            if not checked:
+                dropped += 1
+                continue
+            value, statements = "\n".join(lines).strip(), tuple(checked)
+            refs = tuple(dict.fromkeys(r for s in statements for r in s.evidence_refs))
+        drafts.append(DraftProposal(field, value, confidence, refs, statements))
     artifacts: list[ArtifactProposal] = []
     for item in answer.get("artifacts", []) if isinstance(answer, dict) else []:
         if not isinstance(item, dict) or item.get("type") not in ARTIFACT_TYPES:
@@ -163,11 +222,14 @@ def parse_answer(context: EnhancementContext, answer: Any) -> ActionOutput:
     summary = f"{len(drafts)} draft(s) for {field}, each citing the evidence it used" + (
         f"; {dropped} uncited draft(s) were dropped." if dropped else "."
     )
+    if unsupported:
+        summary += f" {len(unsupported)} statement(s) the cited evidence does not support were dropped."
     if not drafts:
-        summary = f"No draft for {field}: the generator cited no evidence shown to it, so nothing was kept."
-    artifacts.append(
-        ArtifactProposal(
-            "evidence_digest", f"Evidence for {field}", summary, "\n".join(f"- `{r.kind}:{r.id}`" for r in used), used
+        summary = (
+            f"No draft for {field}: the generator cited no evidence shown to it that supports it, so nothing was kept."
         )
-    )
+    body = "\n".join(f"- `{r.kind}:{r.id}`" for r in used)
+    if unsupported:
+        body += "\n\n## Unsupported statements (dropped)\n\n" + "\n".join(f"- {text}" for text in unsupported)
+    artifacts.append(ArtifactProposal("evidence_digest", f"Evidence for {field}", summary, body.strip(), used))
     return ActionOutput(tuple(drafts), tuple(artifacts))

@@ -8,14 +8,18 @@ from datetime import UTC, datetime
 
 from groundwork.domain.context_engine.model import freshness
 from groundwork.domain.enhancement.enhancer import Evidence
+from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
+from groundwork.domain.evidence_search.analysis import analyze_question
+from groundwork.domain.evidence_search.corpus import QueryClause
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.search.package_search import project_packages
 from groundwork.search.passages import ServingState, load_serving_state, project_passages
 
 # Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
 _QUERY_WORDS = 48
-PASSAGES_PER_ACTION = 12
+# More passages than a draft will cite: the generator keeps those that rank as relevant to the item.
+PASSAGES_PER_ACTION = 24
 PACKAGES_PER_ACTION = 5
 
 
@@ -36,13 +40,19 @@ class CorpusEvidence:
         self.serving_state = serving_state
 
     async def gather(
-        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+        self,
+        workspace_id: str,
+        project_id: str,
+        requested_by: str,
+        title: str,
+        fields: dict[str, object],
+        instructions: str = "",
     ) -> list[Evidence]:
         """The best passages, then the matching packages; none if the requester lacks context:read."""
         # Drafts must not carry evidence the person who asked for them could not read themselves.
         if not await self.holds(requested_by, project_id, "context:read"):
             return []
-        query = _query(title, fields)
+        query = evidence_query(title, fields, instructions)
         # Side by side: a large search reads its index in a worker thread, and a run waits for the slower only.
         passages, packages = await asyncio.gather(
             self.passages(workspace_id, project_id, query), self.packages(workspace_id, project_id, query)
@@ -73,10 +83,15 @@ class CorpusEvidence:
         ]
 
 
-def _query(title: str, fields: dict[str, object]) -> str:
-    """Words of the work item's title and description."""
+def evidence_query(title: str, fields: dict[str, object], instructions: str = "") -> str:
+    """The item's title, description and the instructions' focus, analysed as a question: its content words,
+    each once (stopwords and question words rank nothing), at most `_QUERY_WORDS` of them."""
     description = fields.get("description")
-    return " ".join(f"{title} {description if isinstance(description, str) else ''}".split()[:_QUERY_WORDS])
+    focus = " ".join(topic for topic, _ in Instructions.parse(instructions).focus)
+    text = f"{title} {description if isinstance(description, str) else ''} {focus}"
+    words = [QueryClause(word, False, "should", 0) for word in text.split()]
+    kept = [analyzed.clause.text for analyzed in analyze_question(words)]
+    return " ".join(kept[:_QUERY_WORDS])
 
 
 def _label(title: str, page: int | None, paragraph: int | None) -> str:

@@ -23,7 +23,13 @@ class EvidenceSource(Protocol):
     """Where evidence for a work item comes from (evidence search and context packages: `enhancers.evidence`)."""
 
     async def gather(
-        self, workspace_id: str, project_id: str, requested_by: str, title: str, fields: dict[str, object]
+        self,
+        workspace_id: str,
+        project_id: str,
+        requested_by: str,
+        title: str,
+        fields: dict[str, object],
+        instructions: str = "",
     ) -> list[Evidence]:
         """Passages of the project's corpus and its ready context packages relevant to the work item, as
         `requested_by` may read them."""
@@ -53,7 +59,9 @@ class RunEvidence:
     async def gather(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """Every source of evidence for the run, as the requester may see it (the seam for new sources)."""
         who = (run.workspace_id, run.project_id, run.requested_by, item.title, item.fields)
-        found = await self.corpus.gather(*who)
+        # The run's instructions steer its evidence query (a review-time action's own instructions steer its
+        # ordering only: the run's evidence is gathered once).
+        found = await self.corpus.gather(*who, instructions=run.instructions or "")
         references = await stored_evidence.reference_items(run.project_id, item.id)
         return GatheredEvidence(tuple(found), tuple(references))
 

@@ -58,7 +58,11 @@ async def stage(
     run = _data(
         await client.post(
             "/api/v1/work-item-enhancements?wait=30",
-            json={"target": {"type": "work_item", "id": work_item["id"]}, "actions": ["description"], "confirm": True},
+            json={
+                "target": {"type": "work_item", "id": work_item["id"]},
+                "actions": ["acceptance_criteria"],
+                "confirm": True,
+            },
             headers=people.headers(people.dana, **idem()),
         )
     )

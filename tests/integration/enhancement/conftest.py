@@ -14,6 +14,7 @@ import pytest
 from groundwork.config import Settings
 from groundwork.worker import build_worker
 from tests.conftest import Workspace, idem, serving
+from tests.integration.evidence_search.helpers import contribute
 
 DESCRIPTION = (
     "Customers must be able to save a card at checkout and reuse it later. Card numbers must never be stored "
@@ -23,11 +24,34 @@ DESCRIPTION = (
     "migration may miss the cut-over date. Card numbers already leaked into application logs once, in March. "
     "The PSP sandbox slows down under load, which hides how saving behaves at peak."
 )
+# The project's runbook about the item: drafts add only what the item lacks, so every action needs evidence the
+# description does not already state (a decision, an option, a step with its setting, a risk, a failure case).
+SAVED_CARDS = """# Saved cards runbook
+
+## Decision
+
+We decided to keep the PSP token and the card's expiry month and year, and nothing else, in the wallet table.
+
+## Options
+
+Tokenising in the browser is simpler, whereas tokenising on the server costs more PCI scope.
+
+## Steps
+
+Set `wallet.token_ttl_days = 30` in /etc/checkout/wallet.conf before enabling saved cards.
+The wallet service must refuse a token older than 30 days.
+
+## Risks
+
+The PSP contract renewal in September may change the token format.
+If the PSP rejects a token, the wallet service must ask the customer to enter the card again.
+"""
 
 
 @pytest.fixture
 async def work_item(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, Any]:
     key = await workspace.key("owner", admin=True)
+    await contribute(workspace, "ALPHA", "runbooks/saved-cards.md", SAVED_CARDS)
     response = await client.post(
         "/api/v1/work-items",
         json={

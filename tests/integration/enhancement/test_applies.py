@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from dataclasses import replace
 from typing import Any
@@ -12,6 +13,9 @@ import httpx
 from groundwork.persistence.repositories.platform import outbox
 from tests.conftest import Workspace, idem, serving
 from tests.integration.enhancement.conftest import create_run
+
+# What the generator used to write into a field: `[work_item:wi_…]`, `[passage:psg_…]`.
+MARKUP = re.compile(r"\[(?:work_item|passage|context_package):[A-Za-z0-9_]+\]")
 
 
 async def _apply(
@@ -219,3 +223,23 @@ async def test_an_apply_only_key_can_apply_through_graphql(
     ).json()
     payload = answer["data"]["applyWorkItemEnhancementDrafts"]
     assert payload["ok"] and payload["run"]["state"] == "applied"
+
+
+async def test_apply_writes_the_proposed_text_without_markup_and_keeps_each_statements_evidence(
+    client: httpx.AsyncClient, workspace: Workspace, work_item: dict[str, Any], worker: Any
+) -> None:
+    key = await workspace.key("owner", admin=True)
+    actions = ["acceptance_criteria", "test_plan"]
+    run = (await create_run(client, workspace, key, work_item["id"], actions)).json()["data"]
+    drafts = run["drafts"]
+    assert sorted(d["field"] for d in drafts) == actions
+    for draft in drafts:  # the trace lives beside the value, statement by statement
+        assert draft["statements"] and all(s["evidenceRefs"] for s in draft["statements"])
+    response = await _apply(client, workspace, key, run["id"], [d["id"] for d in drafts], work_item["version"])
+    assert response.status_code == 200, response.text
+    item = (await client.get(f"/api/v1/work-items/{work_item['id']}", headers=workspace.headers(key))).json()["data"]
+    for draft in drafts:
+        written = item["fields"][draft["field"]]
+        assert written == draft["proposedValue"]
+        assert not MARKUP.search(written), written
+        assert work_item["id"] not in written

@@ -47,8 +47,10 @@ async def test_a_requester_without_context_read_gets_no_corpus_evidence(
 ) -> None:
     await contribute(workspace, "ALPHA", "runbooks/card-vault.md", RUNBOOK)
     guest = await workspace.key("guest", memberships={"ALPHA": "guest"})
-    run = (await create_run(client, workspace, guest, work_item["id"], ["requirements"])).json()["data"]
-    assert run["state"] == "ready_for_review"
+    # Requirements draw on the corpus alone; acceptance criteria may draw on the item's own requirements.
+    actions = ["requirements", "acceptance_criteria"]
+    run = (await create_run(client, workspace, guest, work_item["id"], actions)).json()["data"]
+    assert run["state"] == "ready_for_review" and [d["field"] for d in run["drafts"]] == ["acceptance_criteria"]
     refs = {r["kind"] for d in run["drafts"] for r in d["evidenceRefs"]}
     assert refs == {"work_item"}
     assert "application logs" not in run["drafts"][0]["proposedValue"]
@@ -68,7 +70,7 @@ async def test_the_requesters_context_read_is_checked_afresh_after_a_role_change
     # The worker keeps whether a requester may read the project's context: a change of role drops it.
     await db.execute("UPDATE memberships SET role = 'guest' WHERE principal_id = $1", workspace.principals["ana"])
     await change_feed.caught_up()
-    second = (await create_run(client, workspace, ana, work_item["id"], ["requirements"])).json()["data"]
+    second = (await create_run(client, workspace, ana, work_item["id"], ["acceptance_criteria"])).json()["data"]
     assert second["state"] == "ready_for_review" and corpus_refs(second) == set()
     assert "application logs" not in second["drafts"][0]["proposedValue"]
 
@@ -102,5 +104,11 @@ async def test_drafts_cite_matching_ready_context_packages_of_the_project(
     cited = {r["id"] for r in refs if r["kind"] == "context_package"}
     assert cited == {package["entryId"]}
     assert secret["entryId"] not in cited and other["entryId"] not in cited
-    requirements = run["drafts"][0]["proposedValue"]
-    assert f"[context_package:{package['entryId']}]" in requirements
+    requirements = run["drafts"][0]
+    traced = [
+        s
+        for s in requirements["statements"]
+        if {"kind": "context_package", "id": package["entryId"]} in s["evidenceRefs"]
+    ]
+    assert traced and all(s["text"] in requirements["proposedValue"] for s in traced)
+    assert "[context_package:" not in requirements["proposedValue"]

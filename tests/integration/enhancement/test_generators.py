@@ -20,7 +20,11 @@ from tests.integration.enhancement.conftest import create_run, own_queue
 
 ANSWER = {
     "drafts": [
-        {"value": "- Tokens only; never store card numbers. [1]", "confidence": 0.8, "evidence": [1]},
+        {
+            "value": "- Tokens only; never store card numbers. [1]\n- Rotate the HSM master key every week. [1]",
+            "confidence": 0.8,
+            "evidence": [1],
+        },
         {"value": "An invented requirement with no source.", "confidence": 0.9, "evidence": []},
     ],
     "artifacts": [
@@ -35,7 +39,7 @@ ANSWER = {
 }
 
 
-async def test_chat_completions_drafts_keep_only_cited_evidence(
+async def test_chat_completions_drafts_keep_only_cited_and_supported_statements(
     settings: Settings, temporal_client: Any, workspace: Workspace, work_item: dict[str, Any]
 ) -> None:
     key = await workspace.key("owner", admin=True)
@@ -46,10 +50,14 @@ async def test_chat_completions_drafts_keep_only_cited_evidence(
             run = (await create_run(http, workspace, key, work_item["id"], ["requirements"])).json()["data"]
     assert run["state"] == "ready_for_review"
     [draft] = run["drafts"]
-    assert draft["proposedValue"].startswith("- Tokens only") and draft["confidence"] == 0.8
+    # The second line cites the description, which says nothing of an HSM or a weekly rotation: it is dropped.
+    assert draft["proposedValue"] == "- Tokens only; never store card numbers." and draft["confidence"] == 0.8
+    assert [s["text"] for s in draft["statements"]] == ["Tokens only; never store card numbers."]
     assert draft["evidenceRefs"] == [{"kind": "work_item", "id": work_item["id"]}]
     digest = next(a for a in run["artifacts"] if a["type"] == "evidence_digest")
     assert "1 uncited draft(s) were dropped" in digest["summary"]
+    assert "1 statement(s) the cited evidence does not support" in digest["summary"]
+    assert "- Rotate the HSM master key every week." in digest["body"]
     [request] = script.requests
     assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer sk-test"
     assert request["body"]["model"] == "test-model"

@@ -47,9 +47,9 @@ class CountingEvidence(CorpusEvidence):
         super().__init__()
         self.calls = 0
 
-    async def gather(self, *args: Any) -> Any:
+    async def gather(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
-        return await super().gather(*args)
+        return await super().gather(*args, **kwargs)
 
 
 class BrokenEnhancer:
@@ -284,7 +284,7 @@ async def test_the_run_workflow_continues_as_new_and_keeps_serving(
             instructions="",
             requested_by=workspace.principals["owner"],
             code_context=False,
-            generator="extractive-v2",
+            generator="extractive-v3",
         )
     handle = await temporal_client.start_workflow(
         EnhancementRunWorkflow.run,
@@ -356,7 +356,7 @@ async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace
             instructions="",
             requested_by=workspace.principals["owner"],
             code_context=False,
-            generator="extractive-v2",
+            generator="extractive-v3",
         )
     first = [Evidence(EvidenceRef("passage", "psg_1"), "First passage text.", "Doc", "Doc > Risks")]
     references = [ReferenceItem("wi_1", "DSP-1", "Done before", 3, "Estimated at three.")]

@@ -118,7 +118,9 @@ async def test_applied_drafts_notify_requester_and_watchers_who_can_see_the_proj
     client: httpx.AsyncClient, people: People, worker: Any, temporal_client: Any, settings: Settings
 ) -> None:
     item = await _work_item(client, people, [people.bob.id, people.carol.id, people.dana.id])
-    run = (await create_run(client, people.workspace, people.alice.key, item["id"], ["description"])).json()["data"]
+    run = (await create_run(client, people.workspace, people.alice.key, item["id"], ["acceptance_criteria"])).json()[
+        "data"
+    ]
     await relay_pass(temporal_client, settings)  # the run's own `completed` notification for Alice
     applied = await client.post(
         f"/api/v1/work-item-enhancements/{run['id']}/apply",

@@ -26,6 +26,8 @@ class DraftRow(msgspec.Struct, frozen=True, gc=False):
     proposed_value: Any
     confidence: float
     evidence_refs: list[dict[str, str]]
+    # Each statement of the proposed value: `{text, relevance, evidenceRefs}`.
+    statements: list[dict[str, Any]]
     apply_id: str | None
     applied_at: datetime | None
     created_at: datetime
@@ -61,6 +63,7 @@ def draft_row(row: Record) -> DraftRow:
         proposed_value=json.loads(row["proposed_value"]),
         confidence=row["confidence"],
         evidence_refs=json.loads(row["evidence_refs"]),
+        statements=json.loads(row["statements"]),
         apply_id=row["apply_id"],
         applied_at=row["applied_at"],
         created_at=row["created_at"],
@@ -93,6 +96,7 @@ def draft_from_json(item: dict[str, Any]) -> DraftRow:
         proposed_value=item["proposed_value"],
         confidence=item["confidence"],
         evidence_refs=item["evidence_refs"],
+        statements=item.get("statements", []),
         apply_id=item["apply_id"],
         applied_at=datetime.fromisoformat(applied_at) if applied_at is not None else None,
         created_at=datetime.fromisoformat(item["created_at"]),
@@ -140,10 +144,12 @@ async def record_actions_output(
         """
         WITH drafts AS (
             INSERT INTO enhancement_drafts (id, run_id, run_action_id, action, field, proposed_value, confidence,
-                evidence_refs)
-            SELECT d.id, $1, d.action_id, d.action, d.field, d.value::jsonb, d.confidence, d.refs::jsonb
-            FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[])
-                WITH ORDINALITY AS d(id, action_id, action, field, value, confidence, refs, position)
+                evidence_refs, statements)
+            SELECT d.id, $1, d.action_id, d.action, d.field, d.value::jsonb, d.confidence, d.refs::jsonb,
+                d.statements::jsonb
+            FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[],
+                $18::text[])
+                WITH ORDINALITY AS d(id, action_id, action, field, value, confidence, refs, statements, position)
             ORDER BY d.position
             RETURNING id, created_at
         ), artifacts AS (
@@ -180,6 +186,7 @@ async def record_actions_output(
         [m.body for _, m in artifacts],
         [_refs(m.evidence_refs) for _, m in artifacts],
         [a.id for a, _ in outputs],
+        [json.dumps([s.as_dict() for s in d.statements]) for _, d in drafts],
     )
     assert row is not None and row["completed"] == len(outputs) and row["artifacts"] == len(artifacts)
     created = json.loads(row["created"])

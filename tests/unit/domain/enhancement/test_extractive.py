@@ -1,4 +1,4 @@
-"""The extractive generator: grounded, deterministic, steerable, classed, and honest when evidence is missing."""
+"""The extractive generator: evidence about the item, only what it lacks, in each field's shape, deterministic."""
 
 from __future__ import annotations
 
@@ -6,245 +6,195 @@ import re
 
 import pytest
 
-from groundwork.domain.enhancement import extractive
-from groundwork.domain.enhancement.classify import classify
 from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence, ReferenceItem
-from groundwork.domain.enhancement.extractive import (
-    Steering,
-    generate,
-    sectioned_sentences,
-    sentences,
-    work_item_evidence,
-)
-from groundwork.domain.enhancement.model import ACTION_FIELDS, ACTIONS, EvidenceRef
+from groundwork.domain.enhancement.extractive import generate, sectioned_sentences, sentences, work_item_evidence
+from groundwork.domain.enhancement.instructions import Instructions
+from groundwork.domain.enhancement.model import ACTIONS, ActionOutput, EvidenceRef
 
-DESCRIPTION = (
-    "Drivers must see their next stop within 5 seconds of a route change. If the dispatcher reassigns a van, "
-    "the driver app must show the new route. Location history older than 90 days must be deleted for GDPR. "
-    "The vendor routing API has not been load-tested at 1,200 stops."
-)
+MARKUP = re.compile(r"\[[a-z_]+:[A-Za-z0-9_]+\]|`(?:work_item|passage):")
 RUNBOOK = Evidence(
     EvidenceRef("passage", "psg_runbook"),
-    "Route changes are pushed over MQTT to the driver app. The MQTT broker must stay under 200 ms p99 for pushes. "
-    "We decided to use the vendor routing API for reassignments.",
-    "Dispatch runbook, paragraph 3",
+    "# Runbook: nightly settlement job failures\n\n"
+    "## Known failure: SFTP timeout\n\n"
+    "Twice in the week of 8 June the settlement job failed with an SSH protocol banner error. "
+    "The PSP rotates its SFTP host keys and restarts the endpoint between 02:00 and 02:10.\n\n"
+    "The job does not retry on its own. Until the retry change ships, rerun it by hand after 02:15:\n\n"
+    "```bash\nkubectl -n payments create job --from=cronjob/settlement-import settlement-import-manual\n```\n\n"
+    "## Known failure: report not yet published\n\n"
+    "If the log says no settlement report for batch, the PSP has not published the file yet.\n\n"
+    "## Escalation\n\nNever edit `settlement_lines` by hand: Finance audits every row against the PSP file.",
+    "Settlement runbook",
+    "Runbook",
 )
-UNRELATED = Evidence(EvidenceRef("passage", "psg_menu"), "The canteen serves soup on Fridays.", "Menu")
-CITATION = re.compile(r"\[(work_item|passage):([a-z_0-9]+)\]|`(work_item|passage):([a-z_0-9]+)`")
-
-# From the demo's DSP "Next-day route optimisation": requirements, a decision, a dependency and two risks.
-ROUTE_FIELDS: dict[str, object] = {
-    "description": "Build next-day routes for about 110 vans per depot from the imported jobs, respecting time "
-    "windows and vehicle capacity.\n\nWe are using the routing vendor's optimisation API rather than writing a "
-    "solver. The contract is still with Copperline procurement, so development runs on a trial key limited to "
-    "500 stops per request.",
-    "requirements": "- No route exceeds vehicle weight or volume capacity.\n"
-    "- No driver's shift exceeds 10 hours including breaks.",
-    "risks": "- If procurement does not sign by sprint 2026-S24, production has no routing key.\n"
-    "- The trial key's 500-stop limit hides how the API behaves at 1,200 stops.",
-}
+MENU = Evidence(EvidenceRef("passage", "psg_menu"), "The canteen serves soup on Fridays.", "Canteen menu")
 
 
 def context(
     action: str,
-    evidence: list[Evidence] | None = None,
+    title: str = "Investigate flaky settlement job",
+    description: str = "Investigate flaky settlement job. It failed twice last week.",
+    evidence: tuple[Evidence, ...] = (RUNBOOK, MENU),
     instructions: str = "",
-    description: str = DESCRIPTION,
     references: tuple[ReferenceItem, ...] = (),
+    fields: dict[str, object] | None = None,
 ) -> EnhancementContext:
-    own = work_item_evidence("wi_1", "Push route changes to drivers", {"description": description})
+    fields = {"description": description, **(fields or {})}
+    own = work_item_evidence("wi_3", title, fields)
     return EnhancementContext(
-        action,
-        "wi_1",
-        "DSP-7",
-        "Push route changes to drivers",
-        {"description": description},
-        tuple(own + (evidence or [])),
-        instructions,
-        "no connector.",
-        references,
+        action, "wi_3", "PAY-3", title, fields, (*own, *evidence), instructions, "no connector.", references
     )
 
 
-def route_context(action: str, references: tuple[ReferenceItem, ...] = ()) -> EnhancementContext:
-    own = work_item_evidence("wi_4", "Next-day route optimisation", ROUTE_FIELDS)
-    return EnhancementContext(
-        action, "wi_4", "DSP-4", "Next-day route optimisation", ROUTE_FIELDS, tuple(own), "", None, references
+def value_of(output: ActionOutput) -> str:
+    [draft] = output.drafts
+    return str(draft.proposed_value)
+
+
+def digest_of(output: ActionOutput) -> str:
+    found = next(a for a in output.artifacts if a.type == "evidence_digest")
+    return f"{found.summary}\n{found.body}"
+
+
+def test_a_sentence_sharing_only_a_four_letter_prefix_with_the_item_is_not_evidence() -> None:
+    certificates = Evidence(
+        EvidenceRef("passage", "psg_cert"),
+        "Regional certificates are renewed by the operations team every spring. Liverpool depots renew theirs "
+        "in March.",
+        "Certificate runbook",
     )
+    mapping = Evidence(
+        EvidenceRef("passage", "psg_map"),
+        "The live map registers each vehicle when its first ping arrives. Registered vehicles refresh every 10 s.",
+        "Live map spec",
+    )
+    for action in ACTIONS:
+        output = generate(
+            context(action, "Register vehicles on the live map", "Register vehicles.", (certificates, mapping))
+        )
+        cited = {r.id for d in output.drafts for r in d.evidence_refs}
+        assert "psg_cert" not in cited, action
+        assert "certificates" not in digest_of(output).lower(), action
+
+
+def test_a_vague_item_gets_a_description_with_the_cause_and_fix_from_a_relevant_passage() -> None:
+    value = value_of(generate(context("description")))
+    assert "## Cause" in value and "rotates its SFTP host keys" in value
+    assert "## Fix" in value and ("does not retry on its own" in value or "rerun it by hand after 02:15" in value)
+    assert "canteen" not in value.lower()
+
+
+def test_a_field_with_nothing_to_add_makes_no_draft_and_says_why() -> None:
+    output = generate(context("design"))
+    assert output.drafts == ()
+    assert "The evidence adds nothing to the design" in digest_of(output)
+
+
+def test_no_draft_line_restates_the_item() -> None:
+    echo = Evidence(
+        EvidenceRef("passage", "psg_echo"),
+        "Investigate the flaky settlement job. The settlement job failed twice last week.",
+        "Settlement runbook",
+    )
+    for action in ACTIONS:
+        for draft in generate(context(action, evidence=(echo, RUNBOOK))).drafts:
+            for statement in draft.statements:
+                assert "failed twice last week" not in statement.text, action
+                assert statement.text.lower().rstrip(".") != "investigate the flaky settlement job", action
+
+
+def test_acceptance_criteria_are_given_when_then_from_a_condition_and_a_failure_case() -> None:
+    value = value_of(generate(context("acceptance_criteria")))
+    criteria = [c for c in value.split("\n- ") if c.strip()]
+    assert criteria and all("**Given**" in c and "**When**" in c and "**Then**" in c for c in criteria)
+    # The condition the runbook states becomes the criterion's When, its consequence the Then.
+    assert "**When** the log says no settlement report for batch" in value
+    assert "Check that never" not in value
+
+
+def test_a_command_never_becomes_a_requirement_or_a_risk() -> None:
+    for action in ("requirements", "risk_check"):
+        for draft in generate(context(action)).drafts:
+            assert "kubectl" not in str(draft.proposed_value), action
+    plan = value_of(generate(context("implementation_plan")))
+    assert "`kubectl -n payments create job" in plan  # it belongs to the step that runs it
+    assert not re.search(r"^\d+\. Never", plan, re.M)  # a prohibition is no step
+
+
+def test_instructions_that_were_not_followed_are_reported() -> None:
+    instructions = "focus on the PCI re-assessment and on rollback; write acceptance criteria as Given/When/Then"
+    output = generate(context("acceptance_criteria", instructions=instructions))
+    digest = digest_of(output)
+    assert "## Instructions not followed" in digest
+    assert "focus on “rollback”: no evidence used for this draft mentions it" in digest
+    assert "Given/When/Then" not in digest.split("## Instructions not followed")[1]  # applied, so not reported
+    other = digest_of(generate(context("requirements", instructions="Write it in French.")))
+    assert "“Write it in French”: not a request the extractive generator can follow" in other
+
+
+def test_instructions_parse_focus_exclusions_and_formats() -> None:
+    parsed = Instructions.parse("Focus on security and latency. Ignore billing, invoices. Number the steps")
+    assert [topic for topic, _ in parsed.focus] == ["security", "latency"]
+    assert parsed.exclude == ("billing", "invoices")
+    assert parsed.formats == {"numbered_steps"} and parsed.unsupported == ()
 
 
 @pytest.mark.parametrize("action", ACTIONS)
-def test_every_action_drafts_its_field_from_quoted_sources_only(action: str) -> None:
-    output = generate(context(action, [RUNBOOK, UNRELATED]))
-    [draft] = output.drafts
-    assert draft.field == ACTION_FIELDS[action]
-    assert {r.id for r in draft.evidence_refs} <= {"wi_1", "psg_runbook"}
-    assert "canteen" not in str(draft.proposed_value)  # irrelevant evidence is not pulled in
-    assert any(a.type == "evidence_digest" for a in output.artifacts)
-    if isinstance(draft.proposed_value, str):
-        cited = {(m[0] or m[2], m[1] or m[3]) for m in CITATION.findall(draft.proposed_value)}
-        assert cited <= {("work_item", "wi_1"), ("passage", "psg_runbook")}
-
-
-@pytest.mark.parametrize("action", [a for a in ACTIONS if a != "estimate"])
-def test_every_statement_of_a_draft_keeps_its_evidence_reference(action: str) -> None:
-    [draft] = generate(context(action, [RUNBOOK])).drafts
-    statements = [
-        line
-        for line in str(draft.proposed_value).splitlines()
-        if line.startswith(("- ", "|", "1", "2", "3", "4", "5", "6", "7", "8", "9", "  **Then**"))
-        and not line.startswith(("|---", "| #"))
-    ]
-    assert statements
-    for line in statements:
-        if line.startswith("- **Given**") or line.startswith("- **When**"):
-            continue  # its citation closes the **Then** line below it
-        assert CITATION.search(line), line
+def test_proposed_values_carry_no_markup_and_every_statement_keeps_its_evidence(action: str) -> None:
+    for draft in generate(context(action)).drafts:
+        assert not MARKUP.search(str(draft.proposed_value))
+        assert draft.statements and all(s.evidence_refs for s in draft.statements)
+        assert {r for s in draft.statements for r in s.evidence_refs} <= set(draft.evidence_refs)
+        assert all(0 <= s.relevance <= 1 for s in draft.statements)
 
 
 @pytest.mark.parametrize("action", ACTIONS)
 def test_same_input_same_drafts(action: str) -> None:
-    assert generate(context(action, [RUNBOOK])) == generate(context(action, [RUNBOOK]))
+    assert generate(context(action)) == generate(context(action))
 
 
-def test_the_actions_of_one_run_classify_its_evidence_once_and_draft_as_if_alone(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    alone = {}
-    for action in ACTIONS:
-        extractive._pool.cache_clear()  # each action classifies the evidence for itself
-        alone[action] = generate(context(action, [RUNBOOK, UNRELATED]))
-    extractive._pool.cache_clear()
-    classified: list[str] = []
-
-    def counting(text: str, section: str | None = None) -> str:
-        classified.append(text)
-        return classify(text, section)
-
-    monkeypatch.setattr(extractive, "classify", counting)
-    together = {action: generate(context(action, [RUNBOOK, UNRELATED])) for action in ACTIONS}
-    assert together == alone
-    assert classified and len(classified) == len(set(classified))  # each sentence once for all eight actions
-
-
-def test_requirements_never_list_risks_and_risks_never_list_requirements() -> None:
-    requirements = str(generate(route_context("requirements")).drafts[0].proposed_value)
-    risks = str(generate(route_context("risk_check")).drafts[0].proposed_value)
-    plan = str(generate(route_context("implementation_plan")).drafts[0].proposed_value)
-    risk = "The trial key's 500-stop limit hides how the API behaves at 1,200 stops."
-    assert risk not in requirements and "hides how the API behaves" not in plan
-    assert risk in risks and "If procurement does not sign" in risks
-    assert "No route exceeds vehicle weight" in requirements
-    assert "No route exceeds" not in risks and "Build next-day routes" not in risks
-    assert "### Behaviour" in requirements and "### Constraints" in requirements
-
-
-def test_acceptance_criteria_derive_given_when_then_from_the_requirement_itself() -> None:
-    value = str(generate(context("acceptance_criteria")).drafts[0].proposed_value)
-    assert "**When** the dispatcher reassigns a van\n  **Then** the driver app shows the new route" in value
-    # No condition of its own: the criterion says what must be observed.
-    assert "**Check that** drivers see their next stop within 5 seconds of a route change" in value
-    assert "**Check that** location history older than 90 days is deleted for GDPR" in value
-    assert "is delivered" not in value and "behaviour is exercised" not in value
-    assert "The vendor routing API" not in value  # a risk is no acceptance criterion
-    state = generate(
-        context("acceptance_criteria", description="If the PSP is unavailable, checkout must continue without it.")
+def test_confidence_is_lower_when_the_evidence_disagrees() -> None:
+    first = Evidence(
+        EvidenceRef("passage", "psg_a"), "The settlement job must retry the SFTP download 3 times.", "Runbook"
     )
-    assert "**Given** the PSP is unavailable\n  **Then** checkout continues without it" in str(
-        state.drafts[0].proposed_value
+    agree = Evidence(
+        EvidenceRef("passage", "psg_b"),
+        "The settlement job must retry the SFTP download 3 times before it alerts.",
+        "Job spec",
     )
-
-
-def test_implementation_steps_are_imperative_grouped_by_component_in_dependency_order() -> None:
-    value = str(generate(route_context("implementation_plan")).drafts[0].proposed_value)
-    assert "Implement:" not in value
-    headings = re.findall(r"^### (.+)$", value, re.M)
-    assert headings[0] == "Before building"  # what the work depends on comes first
-    steps = re.findall(r"^\d+\. (.+)$", value, re.M)
-    assert steps[0].startswith("Settle what this work depends on: the contract is still with Copperline procurement")
-    assert "Build next-day routes for about 110 vans per depot" in value
-    assert "Make sure no route exceeds vehicle weight or volume capacity." in value
-    numbers = [int(n) for n in re.findall(r"^(\d+)\.", value, re.M)]
-    assert numbers == list(range(1, len(numbers) + 1))  # one numbering across the groups
-    grouped = generate(
-        context(
-            "implementation_plan",
-            description="Add a `position_events` table for route changes. The driver app must show the new route "
-            "from `position_events`. Write the migration for `position_events` first.",
-        )
+    disagree = Evidence(
+        EvidenceRef("passage", "psg_b"),
+        "The settlement job must retry the SFTP download 5 times before it alerts.",
+        "Job spec",
     )
-    text = str(grouped.drafts[0].proposed_value)
-    assert "### `position_events`" in text
+    agreeing = generate(context("requirements", evidence=(first, agree))).drafts
+    disagreeing = generate(context("requirements", evidence=(first, disagree))).drafts
+    assert agreeing and disagreeing
+    assert disagreeing[0].confidence < agreeing[0].confidence
 
 
-def test_the_estimate_compares_with_completed_work_of_the_project_and_says_so() -> None:
-    alone = generate(route_context("estimate"))
-    rationale = next(a for a in alone.artifacts if a.type == "estimate_rationale")
-    assert "no completed work item of this project has an estimate" in rationale.summary
-    references = (
-        ReferenceItem("wi_2", "DSP-1", "Import next-day orders", 5.0, "## description\n\nPick up the file."),
-        ReferenceItem("wi_3", "DSP-2", "Dispatcher sign-in", 3.0, "## description\n\nReplace the local accounts."),
+def test_the_estimate_is_capped_by_its_reference_class_and_shows_both_bases_when_they_disagree() -> None:
+    alone = generate(context("estimate")).drafts[0]
+    assert alone.confidence <= 0.3
+    references = (ReferenceItem("wi_9", "PAY-9", "Rebuild the ledger", 21.0, "## description\n\nRebuild it."),)
+    output = generate(context("estimate", references=references))
+    [draft] = output.drafts
+    rationale = next(a for a in output.artifacts if a.type == "estimate_rationale")
+    assert draft.confidence <= 0.4  # one reference item
+    if "disagree" in rationale.summary:
+        assert "| reference class (1 item(s)) |" in rationale.body and "| complexity signals |" in rationale.body
+
+
+def test_sentences_unwrap_markdown_and_keep_a_code_block_whole() -> None:
+    text = (
+        "## Goal\n- First bullet point here.\n1. Second numbered point. Third sentence follows here!"
+        "\n\n```\nrun this --now\n```"
     )
-    compared = generate(route_context("estimate", references))
-    [draft] = compared.drafts
-    assert draft.proposed_value in (1, 2, 3, 5, 8, 13, 21)
-    rationale = next(a for a in compared.artifacts if a.type == "estimate_rationale")
-    assert "compared with 2 completed work item(s) of this project" in rationale.summary
-    assert "| DSP-1 | Import next-day orders | 5 |" in rationale.body
-    assert {"wi_2", "wi_3"} <= {r.id for r in draft.evidence_refs}
-
-
-def test_more_independent_evidence_means_more_confidence() -> None:
-    alone = generate(context("requirements")).drafts[0].confidence
-    supported = generate(context("requirements", [RUNBOOK])).drafts[0].confidence
-    assert 0 < alone < supported <= 1
-
-
-def test_no_evidence_at_all_yields_no_draft_and_says_so() -> None:
-    empty = EnhancementContext("requirements", "wi_1", "DSP-8", "Thin item", {}, (), "", None)
-    output = generate(empty)
-    assert output.drafts == ()
-    [digest] = output.artifacts
-    assert "nothing was invented" in digest.summary
-
-
-def test_work_item_alone_is_flagged_as_weak_support() -> None:
-    digest = next(a for a in generate(context("requirements")).artifacts if a.type == "evidence_digest")
-    assert "work item text alone" in digest.summary
-
-
-def test_risk_check_groups_stated_risks_by_area_with_evidence() -> None:
-    output = generate(route_context("risk_check"))
-    value = str(output.drafts[0].proposed_value)
-    assert "### Performance risk" in value and "### Dependency risk" in value
-    report = next(a for a in output.artifacts if a.type == "risk_report")
-    assert "dependency" in report.summary and report.evidence_refs
-
-
-def test_a_risk_check_with_no_stated_risk_drafts_nothing_and_says_why() -> None:
-    output = generate(context("risk_check", description="Drivers must see their next stop within 5 seconds."))
-    assert output.drafts == ()
-    report = next(a for a in output.artifacts if a.type == "risk_report")
-    assert "absence of evidence" in report.body
-
-
-def test_plan_states_that_code_context_was_unavailable() -> None:
-    output = generate(context("implementation_plan"))
-    outline = next(a for a in output.artifacts if a.type == "plan_outline")
-    assert "Code context was unavailable: no connector." in outline.summary
-
-
-def test_instructions_exclude_and_focus() -> None:
-    excluded = generate(context("requirements", [RUNBOOK], instructions="Exclude GDPR.")).drafts[0]
-    assert "GDPR" not in str(excluded.proposed_value)
-    focused = generate(context("requirements", [RUNBOOK], instructions="focus on MQTT")).drafts[0]
-    first = next(line for line in str(focused.proposed_value).splitlines() if line.startswith("- **R"))
-    assert "R1." in first
-
-
-def test_sentences_unwrap_markdown() -> None:
-    text = "## Goal\n- First bullet point here.\n1. Second numbered point. Third sentence follows here!"
-    assert sentences(text) == ["First bullet point here.", "Second numbered point.", "Third sentence follows here!"]
+    assert sentences(text) == [
+        "First bullet point here.",
+        "Second numbered point.",
+        "Third sentence follows here!",
+        "`run this --now`",
+    ]
 
 
 def test_headings_become_the_section_of_the_sentences_under_them() -> None:
@@ -257,14 +207,3 @@ def test_headings_become_the_section_of_the_sentences_under_them() -> None:
         ("Data is exported month by month.", "plan.pdf > Approach"),
         ("The replica may be slow at night.", "plan.pdf > Risks and mitigations"),
     ]
-
-
-def test_steering_parses_focus_and_exclusions() -> None:
-    steering = Steering.parse("Focus: security and latency. Ignore billing, invoices")
-    assert {"secu", "late"} <= steering.focus  # stems
-    assert steering.exclude == ("billing", "invoices")
-
-
-def test_wrapped_lines_are_rejoined_into_one_sentence() -> None:
-    text = "Card numbers must never appear in\napplication logs at all.\n\n- A bullet that\nwraps too."
-    assert sentences(text) == ["Card numbers must never appear in application logs at all.", "A bullet that wraps too."]

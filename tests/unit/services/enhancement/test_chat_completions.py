@@ -53,7 +53,7 @@ def test_the_prompt_numbers_the_evidence_the_model_may_cite() -> None:
 def test_only_drafts_citing_shown_evidence_are_kept_and_the_digest_says_how_many_were_dropped() -> None:
     answer = {
         "drafts": [
-            {"value": "Retry the upload after 02:10.", "evidence": [1, 1, 7], "confidence": 3},
+            {"value": "Expect the PSP to rotate its SFTP host keys at 02:00.", "evidence": [1, 1, 7], "confidence": 3},
             {"value": "Invented step.", "evidence": [9]},
             {"value": "", "evidence": [1]},
             "not an object",
@@ -62,7 +62,7 @@ def test_only_drafts_citing_shown_evidence_are_kept_and_the_digest_says_how_many
     }
     output = parse_answer(_context(), answer)
     assert [(d.proposed_value, d.confidence, d.evidence_refs) for d in output.drafts] == [
-        ("Retry the upload after 02:10.", 1.0, (PASSAGE.ref,))
+        ("Expect the PSP to rotate its SFTP host keys at 02:00.", 1.0, (PASSAGE.ref,))
     ]
     assert [a.type for a in output.artifacts] == ["evidence_digest"]
     assert "3 uncited draft(s) were dropped" in output.artifacts[0].summary

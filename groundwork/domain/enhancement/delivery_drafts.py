@@ -1,0 +1,234 @@
+"""The drafts that say how the work is done and checked: implementation plan, acceptance criteria, test plan.
+
+Plan steps are actions on named components carrying the evidence's settings and commands (a command block
+joins the step it belongs to; a prohibition is a rule, never a step). Acceptance criteria are Given/When/Then
+for every requirement, with the failure and limit cases the evidence names; the test plan has one row per
+criterion with its setup and action, the expected outcome and a test type, negative cases included.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from groundwork.domain.enhancement.classify import is_instruction
+from groundwork.domain.enhancement.drafting import Line, cell, digest, draft, refs, trace
+from groundwork.domain.enhancement.enhancer import EnhancementContext
+from groundwork.domain.enhancement.model import ActionOutput, ArtifactProposal
+from groundwork.domain.enhancement.phrasing import (
+    bare,
+    imperative,
+    lower_first,
+    observable,
+    split_condition,
+    upper_first,
+)
+from groundwork.domain.enhancement.relevance import stems
+from groundwork.domain.enhancement.scope_drafts import nothing
+from groundwork.domain.enhancement.statements import Pool, Statement
+
+_COMPONENT = re.compile(
+    r"(?P<path>/(?:etc|var|usr|srv|home|boot|dev|lib|opt|run)/[\w./-]*\w)|`(?P<code>[^`\s]{2,40})(?:\s[^`]*)?`"
+    r"|\bthe (?P<command>[\w.-]+) (?:command|program|package|service|daemon|file|job|table)\b"
+    r"|\b(?P<camel>[A-Z][a-z]+[A-Z][A-Za-z]+)\b"
+)
+_PROHIBITION = re.compile(r"^(?:never|do not|don't)\b|\b(?:must|may|should) (?:never|not)\b", re.I)
+_TEST_TYPES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("performance", ("p99", "p95", "latency", "throughput", "per second", " load", " ms")),
+    ("security", ("auth", "token", "secret", "permission", "encrypt", "pci", "signature", "password", "key")),
+    ("migration", ("migrat", "backfill", "import", "upgrade", "export")),
+    ("integration", ("api", "endpoint", "webhook", "vendor", "provider", "service", "server", "network")),
+)
+_FAILURE = re.compile(
+    r"\b(?:fail\w*|error|not (?:yet )?(?:published|available|reachable)|unavailable|timeout|refused|rejected"
+    r"|exceed\w*|over (?:the|its) (?:limit|quota)|full|missing|invalid|lost|down)\b",
+    re.I,
+)
+
+
+def component(text: str) -> str | None:
+    """The component a statement acts on: a path, a command or code name, a named system."""
+    match = _COMPONENT.search(text)
+    if match is None:
+        return None
+    return next(value for value in match.groupdict().values() if value)
+
+
+def plan(context: EnhancementContext, pool: Pool) -> ActionOutput:
+    """Numbered steps on named components, in the order the evidence gives them, with their commands."""
+    wanted = ("requirement", "constraint", "dependency")
+    found: list[list[Statement]] = []
+    focus = pool.instructions.focus_words
+    for statement in pool.corpus:  # evidence order: a procedure's steps stay in order
+        if statement.is_command and found and found[-1][-1].ref == statement.ref:
+            found[-1].append(statement)  # a command block belongs to the step before it
+            continue
+        actionable = statement.kind == "requirement" or statement.facet in ("fix", "setting", "command")
+        if actionable and not _PROHIBITION.search(statement.text) and statement.kind not in ("risk", "question"):
+            found.append([statement])
+    found = sorted(found, key=lambda group: 0 if any(s.words & focus for s in group) else 1)[:12]
+    steps = [(_joined(_step(group[0]), group), group) for group in found]
+    if not steps:
+        return nothing(context, pool, wanted, "no passage about the item states a step, a setting or a command.")
+    groups: dict[str, list[tuple[str, list[Statement]]]] = {}
+    for text, sources in steps:
+        groups.setdefault(component(" ".join(s.text for s in sources)) or "", []).append((text, sources))
+    lines_out, lines, number = [], [], 1
+    for name in [n for n in groups if n] + ([""] if "" in groups else []):
+        lines_out.append(f"### {f'`{name}`' if name else 'Other steps'}\n")
+        for text, sources in groups[name]:
+            lines.append(Line(text, tuple(sources)))
+            lines_out.append(f"{number}. {text}")
+            number += 1
+        lines_out.append("")
+    value = "\n".join(lines_out).strip()
+    code_note = (
+        f"Code context was unavailable: {context.code_context_unavailable_reason} The plan is built from the "
+        "work item and project documents only; no code was read and none is written."
+        if context.code_context_unavailable_reason
+        else "Code context was read through the authorized connector."
+    )
+    outline = ArtifactProposal(
+        "plan_outline",
+        f"Implementation plan outline for {context.work_item_key}",
+        f"{number - 1} steps on {len(groups)} component group(s), in the order the evidence gives them. {code_note}",
+        value + "\n\n> " + code_note,
+        refs([s for line in lines for s in line.sources]),
+    )
+    return ActionOutput((draft(context, value, lines),), (outline, digest(context, pool, lines, wanted)))
+
+
+def _step(statement: Statement) -> str:
+    text = statement.text
+    if statement.is_command:
+        return f"Run {text.rstrip('.')}."
+    return imperative(text) + "."
+
+
+def _joined(step: str, sources: list[Statement]) -> str:
+    commands = [s.text.rstrip(".") for s in sources[1:]]
+    return step.rstrip(".:") + (": " + "; ".join(commands) if commands else "") + "."
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One acceptance criterion: its Given, When and Then, and whether it is a failure or limit case."""
+
+    given: str
+    when: str
+    then: str
+    failure: bool
+    source: Statement
+
+    def markdown(self) -> str:
+        """`- **Given** ... **When** ... **Then** ...` on three lines."""
+        return f"- **Given** {self.given}\n  **When** {self.when}\n  **Then** {self.then}"
+
+    def text(self) -> str:
+        """The criterion as one plain line."""
+        return f"Given {self.given}, when {self.when}, then {self.then}."
+
+
+def _context_of(context: EnhancementContext, statement: Statement) -> str:
+    where = (statement.section or "").rsplit(">", 1)[-1].strip().replace("_", " ")
+    if statement.own or not where:
+        return f"the work of “{bare(context.title)}” is in place"
+    return f"the case “{bare(where)}”"
+
+
+def _rule(text: str) -> str:
+    """The rule of a sentence without its justification ("Never edit X by hand: Finance audits ...")."""
+    head, colon, _ = text.partition(": ")
+    return head if colon and (is_instruction(head) or _PROHIBITION.match(head)) else text
+
+
+def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
+    """Given/When/Then from a statement: its own condition when it has one, else its context and what to observe."""
+    failure = bool(_FAILURE.search(statement.text)) or statement.kind == "risk" or statement.facet == "limit"
+    text = _rule(statement.text)
+    if (is_instruction(text) or _PROHIBITION.match(text)) and not split_condition(text):
+        facts = observable(text)
+        return Criterion(
+            _context_of(context, statement), "the work is reviewed", " and ".join(facts), failure, statement
+        )
+    condition = split_condition(text)
+    if condition is not None:
+        outcome = condition.outcome
+        then = lower_first(bare(outcome)) if is_instruction(outcome) else observable(outcome)[0]
+        if is_instruction(outcome):
+            then = f"the operator is told to {lower_first(bare(outcome))}"
+        if condition.is_state:
+            return Criterion(lower_first(condition.clause), "the work is checked", then, failure, statement)
+        return Criterion(_context_of(context, statement), lower_first(condition.clause), then, failure, statement)
+    return Criterion(
+        _context_of(context, statement), "it is checked", " and ".join(observable(text)), failure, statement
+    )
+
+
+def criteria(context: EnhancementContext, pool: Pool) -> list[Criterion]:
+    """A criterion for each requirement the evidence or an item without criteria states, then its failure cases."""
+    own = "acceptance_criteria" not in context.fields or not str(context.fields.get("acceptance_criteria")).strip()
+    title = stems(context.title)
+    chosen = [
+        s
+        for s in pool.of("requirement", "constraint", own=own)
+        if not s.is_command and not (s.own and len(s.words - title) < 2)  # never the title again
+    ][:8]
+    failures = [
+        s
+        for s in pool.corpus
+        if s not in chosen and split_condition(s.text) is not None and _FAILURE.search(s.text) and not s.is_command
+    ][:3]
+    return [criterion(context, s) for s in chosen + failures]
+
+
+def acceptance(context: EnhancementContext, pool: Pool) -> ActionOutput:
+    """Given/When/Then for every requirement, failure and limit cases included."""
+    wanted = ("requirement", "constraint")
+    found = criteria(context, pool)
+    if not found:
+        return nothing(context, pool, wanted, "no requirement to check was found in the item or in passages about it.")
+    failures = sum(c.failure for c in found)
+    artifact = ArtifactProposal(
+        "requirements_trace",
+        f"Acceptance criteria trace for {context.work_item_key}",
+        f"{len(found)} criteria in Given/When/Then, {failures} of them a failure or limit case.",
+        trace("criterion", "AC", [Line(c.text(), (c.source,)) for c in found]),
+        refs([c.source for c in found]),
+    )
+    value = "\n".join(c.markdown() for c in found)
+    traced = [Line(c.text(), (c.source,)) for c in found]
+    return ActionOutput((draft(context, value, traced),), (artifact, digest(context, pool, traced, wanted)))
+
+
+def _test_type(criterion: Criterion) -> str:
+    if criterion.failure:
+        return "negative"
+    lowered = f" {criterion.source.text.lower()} "
+    for name, keys in _TEST_TYPES:
+        if any(k in lowered for k in keys):
+            return name
+    return "functional"
+
+
+def test_plan(context: EnhancementContext, pool: Pool) -> ActionOutput:
+    """One row per criterion: the scenario (setup and action), the expected outcome and the test type."""
+    wanted = ("requirement", "constraint")
+    found = criteria(context, pool)
+    if not found:
+        return nothing(context, pool, wanted, "no requirement to test was found in the item or in passages about it.")
+    rows = [
+        f"| T{i} | {cell(upper_first(c.given))}; {cell(c.when)} | {cell(upper_first(c.then))} | {_test_type(c)} |"
+        for i, c in enumerate(found, 1)
+    ]
+    value = "| # | scenario (setup and action) | expected | test type |\n|---|---|---|---|\n" + "\n".join(rows)
+    lines = [Line(c.text(), (c.source,)) for c in found]
+    kinds = sorted({_test_type(c) for c in found})
+    matrix = ArtifactProposal(
+        "test_matrix",
+        f"Test matrix for {context.work_item_key}",
+        f"{len(rows)} test(s) across {', '.join(kinds)}.",
+        value,
+        refs([c.source for c in found]),
+    )
+    return ActionOutput((draft(context, value, lines),), (matrix, digest(context, pool, lines, wanted)))

@@ -1,0 +1,97 @@
+"""Evidence text as sentences: Markdown unwrapped, headings kept as the section of the sentences under them.
+
+A fenced code block is one unit, written as inline code, so a command stays whole and is recognised as one.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from groundwork.domain.enhancement.classify import IMPERATIVE_VERBS
+from groundwork.domain.enhancement.phrasing import bare
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_FINITE = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|must|should|can|will|may|do|does|did)\b", re.I)
+
+
+def _heading_like(sentence: str, leads_more: bool) -> bool:
+    """A short title-like line inside running text: "Approach." opening a paragraph, or an unpunctuated line."""
+    words = bare(sentence).split()
+    return (
+        (len(words) <= 2 if leads_more else sentence.rstrip()[-1:] not in ".!?:")
+        and 0 < len(words) <= 4
+        and words[0][:1].isupper()
+        and words[0].lower() not in IMPERATIVE_VERBS
+        and not _FINITE.search(sentence)
+        and not any(ch.isdigit() for ch in sentence)
+        and ":" not in sentence
+    )
+
+
+def sectioned_sentences(text: str, section: str | None = None) -> list[tuple[str, str | None]]:
+    """Markdown text as clean sentences, each with the heading it sits under (headings themselves are not sentences)."""
+    return list(_sectioned_sentences(text, section))
+
+
+# The actions of a run read the same evidence: split it once per process (a pure function of its text).
+@functools.lru_cache(maxsize=4096)
+def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str | None], ...]:
+    units: list[tuple[str, str | None]] = []
+    current = section
+    open_unit = False
+    code: list[str] | None = None  # the lines of the fenced code block being read
+    for raw_line in text.splitlines():
+        stripped = raw_line.strip()
+        if _FENCE.match(raw_line):
+            if code is not None and code:
+                units.append(("`" + " ; ".join(code) + "`", current))
+            code = None if code is not None else []
+            open_unit = False
+            continue
+        if code is not None:
+            if stripped and not stripped.startswith("#"):
+                code.append(stripped.replace("`", "'"))
+            continue
+        if _HEADING.match(raw_line):
+            heading = _HEADING.sub("", raw_line).strip().strip("#").strip()
+            current = f"{section} > {heading}" if section else heading
+            open_unit = False
+            continue
+        line = _BULLET.sub("", raw_line).strip()
+        if not line or line.startswith("|"):
+            open_unit = False  # a blank line or a table row ends the paragraph
+        elif open_unit and not _BULLET.match(raw_line) and stripped:
+            units[-1] = (units[-1][0] + " " + line, units[-1][1])  # a wrapped line continues its paragraph
+        else:
+            units.append((line, current))
+            open_unit = True
+    result: list[tuple[str, str | None]] = []
+    carried: tuple[str | None, str | None] = (None, None)  # (under which Markdown section, the inline heading)
+    for unit, unit_section in units:
+        inline = carried[1] if carried[0] == unit_section and carried[1] else unit_section
+        if unit.startswith("`") and unit.endswith("`") and unit.count("`") == 2:  # a code block: one command unit
+            result.append((unit, inline))
+            continue
+        parts = _SENTENCE_END.split(unit)
+        if len(parts) == 1 and _heading_like(parts[0].strip(), False):  # a heading line alone (e.g. from a PDF)
+            heading = bare(parts[0])
+            carried = (unit_section, f"{section} > {heading}" if section else heading)
+            continue
+        for index, part in enumerate(parts):
+            part = part.strip().strip("*_").strip()
+            if part and _heading_like(part, index == 0 and len(parts) > 1):  # e.g. a PDF's "Approach. Data is ..."
+                heading = bare(part)
+                inline = f"{section} > {heading}" if section else heading
+                continue
+            if len(part) >= 12:
+                result.append((part if part[-1] in ".!?:" else part + ".", inline))
+    return tuple(result)
+
+
+def sentences(text: str) -> list[str]:
+    """Split Markdown text into clean sentences: wrapped lines rejoined, bullets and headings unwrapped."""
+    return [sentence for sentence, _ in sectioned_sentences(text)]
