@@ -47,7 +47,9 @@ async def test_chat_completions_drafts_keep_only_cited_evidence(
     assert run["state"] == "ready_for_review"
     [draft] = run["drafts"]
     assert draft["proposedValue"].startswith("- Tokens only") and draft["confidence"] == 0.8
-    assert draft["evidenceRefs"] == [{"kind": "work_item", "id": work_item["id"]}]
+    assert draft["evidenceRefs"] == [
+        {"kind": "work_item", "id": work_item["id"], "href": f"/api/v1/work-items/{work_item['id']}"}
+    ]
     digest = next(a for a in run["artifacts"] if a["type"] == "evidence_digest")
     assert "1 uncited draft(s) were dropped" in digest["summary"]
     [request] = script.requests

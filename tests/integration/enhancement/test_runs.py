@@ -32,7 +32,8 @@ async def test_create_yields_drafts_and_artifacts_for_every_action_and_changes_n
     for draft in run["drafts"]:
         assert draft["id"].startswith("draft_") and draft["applyEligible"] is True
         assert 0 <= draft["confidence"] <= 1 and draft["evidenceRefs"]
-        assert {"kind": "work_item", "id": work_item["id"]} in draft["evidenceRefs"]
+        href = f"/api/v1/work-items/{work_item['id']}"  # every reference names the route that opens it
+        assert {"kind": "work_item", "id": work_item["id"], "href": href} in draft["evidenceRefs"]
     types = {a["type"] for a in run["artifacts"]}
     assert {
         "requirements_trace",
