@@ -38,6 +38,7 @@ from groundwork.workflows.context_engine import (
     ProvidersRunInput,
     ProvidersRunResult,
 )
+from groundwork.workflows.search_attributes import workspace_attributes
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ async def run_builtin_providers(
             ProvidersRunInput(workspace_id),
             id=f"groundwork-context-providers-now-{workspace_id or 'all'}",
             task_queue=task_queue,
+            search_attributes=workspace_attributes(workspace_id),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
         return ProvidersRun(result.contributed, result.unchanged, True)
