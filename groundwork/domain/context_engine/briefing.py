@@ -1,17 +1,18 @@
 """The synthesized query: a deterministic briefing composed from the packages that answer the question asked.
 
-A package's *coverage* is the share of the question's content terms (`questions.py`), each weighted by its
-rarity among the subject's packages, that the package holds: in its own words in full, in what its evidence
-names (a cited passage's text and headings, a cited work item's title) at half weight. A question with a
-frame (status, date) counts the frame as one more term, held by the packages of the types it asks for. Claims
-are ranked by that relevance, and a claim is kept only when it holds some content term and reaches half of the
-best claim's relevance: nothing is there because it is recent or popular. When no package covers enough of the
-question the briefing says `no_evidence` and holds no claim; otherwise `answered` or, while some content
-word is covered by no claim, `partial`. There is never a synthesized yes or no: claims are package summaries.
+A package's *coverage* is the share of the question's content terms (`questions.py`), each weighted by its rarity
+among the subject's packages, that the package holds: in its own words in full, in what its evidence names (a cited
+passage's text and headings, a cited work item's title) at half weight. A question with a frame (status, date)
+counts the frame as one more term, held by the packages of the types it asks for. Claims are ranked by that
+relevance, and a claim is kept only when it holds some content term (one besides the words asking for a type, when
+the question has one) and reaches half of the best claim's relevance: nothing is there because it is recent or
+popular. When no package covers enough of the question the briefing says `no_evidence` and holds no claim; otherwise
+`answered` or, while some content word is covered by no claim, `partial`. There is never a synthesized yes or no:
+claims are package summaries.
 
-Equal inputs give equal briefings: relevance is rounded, ties go to the package search score, then the id;
-every time in the output is a time of the data. Freshness inside a briefing is measured against its own
-`asOf` (the newest evidence time), never against the clock.
+Equal inputs give equal briefings: relevance is rounded, ties go to the package search score, then the id; every
+time in the output is a time of the data. Freshness inside a briefing is measured against its own `asOf` (the newest
+evidence time), never against the clock.
 """
 
 from __future__ import annotations
@@ -111,15 +112,21 @@ def _held(term: QuestionTerm, candidate: Candidate) -> float:
 def rank_candidates(
     candidates: list[Candidate], terms: list[WeightedTerm], frame_types: tuple[str, ...]
 ) -> tuple[list[Ranked], float]:
-    """The candidates that hold a content term (or, for a question without any, its frame's types), best first,
-    cut at half the best relevance; and the best coverage of the question's content among all candidates."""
+    """The candidates that hold a content term (one besides the words asking for a type, when the question has
+    one; for a question without any, its frame's types), best first, cut at half the best relevance; and the best
+    coverage of the question's content among the candidates kept."""
     total = sum(t.weight for t in terms)
     frame_weight = (total / len(terms) if terms else 1.0) if frame_types else 0.0
+    # A question naming something besides types ("OSGB36 decision") is not answered by a package that holds
+    # only the type: it must hold one of the other words.
+    named = [t for t in terms if t.term.asks_for is None]
     scored = []
     for candidate in candidates:
         held = sum(t.weight * _held(t.term, candidate) for t in terms)
         coverage = round(held / total, 6) if total > 0 else 0.0
         framed = frame_weight if candidate.contribution_type in frame_types else 0.0
+        if named and not any(_held(t.term, candidate) for t in named):
+            continue
         if coverage > 0 or (not terms and framed):
             relevance = round((held + framed) / (total + frame_weight), 6)
             scored.append(Ranked(candidate, relevance, coverage))

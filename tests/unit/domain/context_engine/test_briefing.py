@@ -87,6 +87,18 @@ def test_an_unrelated_question_answers_no_evidence_and_no_findings() -> None:
     assert briefing.missing == ("risks", "klarna", "integration") and briefing.as_of is None
 
 
+def test_a_package_holding_only_the_asked_type_does_not_answer_a_question_naming_something_else() -> None:
+    candidates = [
+        _candidate("pkg_ids", "Vehicle IDs load into quarantine", kind="decision"),
+        _candidate("pkg_pci", "The token migration has priority", kind="decision"),
+    ]
+    briefing = _brief("OSGB36 decision", candidates, {"decision": 1.0, "osgb36": 1.0})
+    assert briefing.answer == "no_evidence" and briefing.findings == ()
+    assert briefing.missing == ("osgb36", "decision")
+    answered = _brief("What was decided?", candidates, {"decided": 1.0})
+    assert {c.package_id for c in answered.findings} == {"pkg_ids", "pkg_pci"}  # a type alone still answers
+
+
 def test_claims_are_ranked_by_relevance_cut_at_half_the_best_and_never_by_recency() -> None:
     candidates = [
         _candidate("pkg_old", "Vendor export risk for the card vault", days_old=90),

@@ -74,7 +74,8 @@ def test_a_deadline_sentence_becomes_one_milestone_package_citing_every_source_t
                 "psg_1",
                 "src_1",
                 "FleetView backfill planning",
-                "Graham confirmed the row count. The FleetView licence ends on 30 September; after that the data is gone.",
+                "Graham confirmed the row count. "
+                "The FleetView licence ends on 30 September; after that the data is gone.",
                 MEETING,
             ),
             _passage(
@@ -113,7 +114,8 @@ def test_no_provider_derives_a_blocker_from_the_word_blocking() -> None:
         None,
         MEETING,
         {
-            "description": "The audit found 23 issues, 6 of them blocking. It is parked until the client confirms budget."
+            "description": "The audit found 23 issues, 6 of them blocking. "
+            "It is parked until the client confirms budget."
         },
     )
     [blocker] = [d for d in derive_from_work_items("CHK", [item]) if d.contribution_type == "blocker"]
