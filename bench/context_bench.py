@@ -61,7 +61,7 @@ from groundwork.search.corpus_index import CorpusIndex
 from groundwork.search.corpus_search import restricted
 from groundwork.search.package_index import package_index
 from groundwork.search.ranking import text_query
-from groundwork.services.context_engine import reads
+from groundwork.services.context_engine import briefings, reads
 from groundwork.services.context_engine.contributions import (
     ProviderRegistration,
     contribute_in_process,
@@ -371,7 +371,7 @@ async def main() -> None:
                 data = response.json()["data"]
                 sizes.append(len(data["findings"]) + len(data["risks"]) + len(data["blockers"]))
                 t = time.perf_counter()
-                await reads.query_context(principal, question, project_id=project)
+                await briefings.query_context(principal, question, project_id=project)
                 timings["in-process"].append(time.perf_counter() - t)
             briefing["project briefing"] = {n: search_bench.percentiles(s) for n, s in timings.items()}
             print(f"briefings: {sum(sizes) / len(sizes):.1f} claims on average", flush=True)

@@ -7,6 +7,7 @@ PDFs can be regenerated from their text without a PDF toolkit: `python -m ground
 from __future__ import annotations
 
 import textwrap
+from datetime import date
 from pathlib import Path
 
 _PAGE_WIDTH, _PAGE_HEIGHT = 595, 842  # A4 in points
@@ -43,8 +44,11 @@ def _page_stream(paragraphs: list[str], heading: str | None) -> bytes:
     return "\n".join(lines).encode("latin-1")
 
 
-def build_pdf(pages: list[list[str]], *, title: str, headings: list[str | None] | None = None) -> bytes:
-    """A PDF with one page per entry of `pages`, each a list of paragraphs; `title` goes in /Info."""
+def build_pdf(
+    pages: list[list[str]], *, title: str, headings: list[str | None] | None = None, created: date | None = None
+) -> bytes:
+    """A PDF with one page per entry of `pages`, each a list of paragraphs; `title` (and `created`, as the
+    creation and modification dates) go in /Info."""
     headings = headings or [None] * len(pages)
     objects: list[bytes] = []
 
@@ -74,7 +78,11 @@ def build_pdf(pages: list[list[str]], *, title: str, headings: list[str | None] 
     )
     # Info strings are PDFDocEncoding unless UTF-16BE with a byte order mark: the latter covers any title.
     title_hex = ("feff" + title.encode("utf-16-be").hex()).encode("ascii")
-    info = add(b"<< /Title <%s> /Producer (Groundwork demo) >>" % title_hex)
+    dates = b""
+    if created is not None:
+        stamp = f"D:{created:%Y%m%d}000000Z".encode("ascii")
+        dates = b" /CreationDate (%s) /ModDate (%s)" % (stamp, stamp)
+    info = add(b"<< /Title <%s> /Producer (Groundwork demo)%s >>" % (title_hex, dates))
 
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
@@ -94,10 +102,15 @@ def build_pdf(pages: list[list[str]], *, title: str, headings: list[str | None] 
 
 
 def build_pdf_from_text(source: str) -> bytes:
-    """A PDF from a text layout: `title:` first line, pages split by `---page---`, `# ` page headings."""
+    """A PDF from a text layout: `title:` first line, optionally a `date: YYYY-MM-DD` line (the PDF's creation
+    date), pages split by `---page---`, `# ` page headings."""
     first, _, rest = source.partition("\n")
     if not first.startswith("title:"):
         raise ValueError("the first line must be `title: ...`")
+    created = None
+    second, _, after = rest.partition("\n")
+    if second.startswith("date:"):
+        created, rest = date.fromisoformat(second.removeprefix("date:").strip()), after
     pages: list[list[str]] = []
     headings: list[str | None] = []
     for chunk in rest.split("---page---"):
@@ -111,7 +124,7 @@ def build_pdf_from_text(source: str) -> bytes:
                 paragraphs.append(block)
         pages.append(paragraphs)
         headings.append(heading)
-    return build_pdf(pages, title=first.removeprefix("title:").strip(), headings=headings)
+    return build_pdf(pages, title=first.removeprefix("title:").strip(), headings=headings, created=created)
 
 
 def main() -> None:

@@ -89,6 +89,18 @@ class NotFound(GroundworkError):
     title = "Not found"
 
 
+class PassageSuperseded(GroundworkError):
+    """A passage of a source version (or a segmenter version) that no longer serves: the body names what serves
+    in its place (`active_passage_id`, null when nothing serving holds its text) and the source's active version."""
+
+    status = 410
+    code = "passage_superseded"
+    title = "Passage superseded"
+
+    def __init__(self, detail: str, *, active_passage_id: str | None, active_version_id: str | None) -> None:
+        super().__init__(detail, extra={"active_passage_id": active_passage_id, "active_version_id": active_version_id})
+
+
 class MethodNotAllowed(GroundworkError):
     status = 405
     code = "method_not_allowed"

@@ -357,6 +357,8 @@ class CorpusSourceVersion(Table, tablename="corpus_source_versions"):
     ingested_at = Timestamptz(null=True, default=None)
     deactivated_at = Timestamptz(null=True, default=None)
     index_seq = BigInt(null=True, default=None)
+    document_date = Timestamptz(null=True, default=None)
+    document_date_source = Text(null=True, default=None)
 
 
 class CorpusSegmentation(Table, tablename="corpus_segmentations"):

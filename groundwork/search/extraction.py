@@ -10,8 +10,11 @@ from __future__ import annotations
 import io
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from html.parser import HTMLParser
+
+from groundwork.domain.evidence_search.document_dates import parse_stated
 
 PAGE_BREAK = "\f"
 _WHITESPACE = re.compile(r"\s+")
@@ -29,10 +32,12 @@ class ExtractionError(ValueError):
 
 @dataclass(frozen=True)
 class Extracted:
-    """The stored text of a source version and the title it suggests (None: use the file name)."""
+    """The stored text of a source version, the title it suggests (None: use the file name), and the dates its
+    metadata states about the document (`html_meta`, `html_time`, `pdf_metadata`; the newest of each kind)."""
 
     text: str
     title: str | None
+    stated_dates: tuple[tuple[str, datetime], ...] = field(default=())
 
 
 def decode_text(data: bytes) -> str:
@@ -64,6 +69,18 @@ _BLOCK_TAGS = {
 }  # fmt: skip
 _SKIPPED_TAGS = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "nav"}
 _CELL_TAGS = {"td", "th"}
+# `<meta>` names (also `property`, `itemprop`, `http-equiv`) whose content is the page's own date.
+_DATE_META = frozenset(
+    {
+        "date", "dc.date", "dc.date.created", "dc.date.issued", "dc.date.modified", "dcterms.date",
+        "dcterms.created", "dcterms.issued", "dcterms.modified", "article:published_time",
+        "article:modified_time", "og:updated_time", "last-modified", "revised", "pubdate", "publish_date",
+        "publication_date", "datepublished", "datemodified", "datecreated", "citation_publication_date",
+    }
+)  # fmt: skip
+# A `<time>` is the page's own date only when marked so: elsewhere in a page it dates an event it speaks of.
+_DATE_ITEMPROPS = frozenset({"datepublished", "datemodified", "datecreated"})
+_DATE_CLASSES = re.compile(r"\b(?:published|updated|modified|last-?updated|pubdate)\b", re.IGNORECASE)
 _FENCE_RUN = re.compile(r"^ {0,3}`{3,}", re.M)
 
 
@@ -91,6 +108,9 @@ class _HTMLBlocks(HTMLParser):
         self._in_title = False
         self._heading = 0
         self._pre = 0
+        self.meta_dates: list[datetime] = []
+        self.time_dates: list[datetime] = []
+        self._time: list[str] | None = None  # the text of a marked `<time>` without a `datetime`
 
     def _flush(self) -> None:
         raw = "".join(self._parts)
@@ -104,7 +124,27 @@ class _HTMLBlocks(HTMLParser):
         if text:
             self.blocks.append((self._heading, text))
 
+    def _dates(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name.lower(): (value or "") for name, value in attrs}
+        if tag == "meta":
+            names = {values.get(a, "").strip().lower() for a in ("name", "property", "itemprop", "http-equiv")}
+            stated = parse_stated(values.get("content", "")) if names & _DATE_META else None
+            if stated is not None:
+                self.meta_dates.append(stated)
+        elif tag == "time" and (
+            "pubdate" in values
+            or values.get("itemprop", "").strip().lower() in _DATE_ITEMPROPS
+            or _DATE_CLASSES.search(values.get("class", ""))
+        ):
+            stated = parse_stated(values.get("datetime", ""))
+            if stated is not None:
+                self.time_dates.append(stated)
+            else:
+                self._time = []
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("meta", "time"):
+            self._dates(tag, attrs)
         if tag == "title":
             self._in_title = True
         if tag in _SKIPPED_TAGS:
@@ -119,6 +159,11 @@ class _HTMLBlocks(HTMLParser):
             self._parts.append(" | ")
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "time" and self._time is not None:
+            stated = parse_stated(" ".join("".join(self._time).split()))
+            if stated is not None:
+                self.time_dates.append(stated)
+            self._time = None
         if tag == "title":
             self._in_title = False
         if tag in _SKIPPED_TAGS:
@@ -131,6 +176,8 @@ class _HTMLBlocks(HTMLParser):
                 self._pre = max(0, self._pre - 1)
 
     def handle_data(self, data: str) -> None:
+        if self._time is not None:
+            self._time.append(data)
         if self._in_title:
             self.title = ((self.title or "") + data).strip() or None
         elif not self._skip:
@@ -157,7 +204,12 @@ def extract_html(data: bytes) -> Extracted:
         else:
             lines.append(f"{'#' * level} {block}" if level else block)
     title = parser.title or next((b for level, b in parser.blocks if level == 1), None)
-    return Extracted("\n\n".join(lines), title)
+    stated = [
+        (name, max(found))
+        for name, found in (("html_meta", parser.meta_dates), ("html_time", parser.time_dates))
+        if found
+    ]
+    return Extracted("\n\n".join(lines), title, tuple(stated))
 
 
 def _pdf_page_paragraphs(page_text: str) -> list[str]:
@@ -190,6 +242,7 @@ def extract_pdf(data: bytes) -> Extracted:
                 page_text = page.extract_text()
             pages.append("\n\n".join(_pdf_page_paragraphs(page_text or "")))
         title = reader.metadata.title if reader.metadata else None
+        stated = _pdf_dates(reader)
     except ExtractionError:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
@@ -198,7 +251,22 @@ def extract_pdf(data: bytes) -> Extracted:
         raise ExtractionError("the PDF has no extractable text (scanned pages need OCR first)")
     title_text = str(title).replace("\x00", "").strip() if title else ""
     text = PAGE_BREAK.join(pages).replace("\x00", "")
-    return Extracted(text, title_text or None)
+    return Extracted(text, title_text or None, stated)
+
+
+def _pdf_dates(reader: object) -> tuple[tuple[str, datetime], ...]:
+    """The newest of the PDF's creation and modification dates, if its metadata holds a readable one."""
+    metadata = getattr(reader, "metadata", None)
+    found = []
+    for name in ("creation_date", "modification_date"):
+        try:
+            value = getattr(metadata, name, None) if metadata is not None else None
+        except (ValueError, TypeError, KeyError):  # a malformed date string in the Info dictionary
+            value = None
+        if isinstance(value, datetime):
+            found.append(parse_stated(value.isoformat()))
+    usable = [f for f in found if f is not None]
+    return (("pdf_metadata", max(usable)),) if usable else ()
 
 
 def extract(kind: str, data: bytes) -> Extracted:

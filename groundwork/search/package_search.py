@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import functools
 
+import tantivy
+
 from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.domain.evidence_search.corpus import QueryClause
 from groundwork.persistence.repositories.context_engine import package_reads
@@ -59,3 +61,61 @@ async def project_packages(workspace_id: str, project_id: str, text: str, limit:
     page = await find_packages([project_id], ("general",), clauses, limit=limit)
     rows = await package_reads.entries_by_seq(workspace_id, [h.seq for h in page.hits], [project_id], ["general"])
     return [rows[h.seq] for h in page.hits if h.seq in rows]
+
+
+def _visible(
+    schema: tantivy.Schema, query: tantivy.Query, project_ids: list[str], classes: tuple[str, ...]
+) -> tantivy.Query:
+    return restricted(
+        schema, query, [("project_id", project_ids), ("classification", list(classes)), ("status", ["ready"])]
+    )
+
+
+async def term_frequencies(
+    project_ids: list[str], classes: tuple[str, ...], stems: list[str], types: list[str]
+) -> tuple[int, dict[str, int], dict[str, int]]:
+    """How many ready packages the projects and classes hold, in how many of them each index term occurs, and how
+    many are of each contribution type."""
+    if not project_ids:
+        return 0, {stem: 0 for stem in stems}, {kind: 0 for kind in types}
+    index = package_index()
+    with reading(index):
+        snapshot = index.snapshot()
+        if snapshot is None:
+            return 0, {stem: 0 for stem in stems}, {kind: 0 for kind in types}
+        schema = index.schema
+
+        def count(query: tantivy.Query) -> int:
+            result = snapshot.searcher.search(_visible(schema, query, project_ids, classes), 1, count=True)
+            return int(getattr(result, "count", 0) or 0)  # `count` is missing from the type stubs
+
+        def counts() -> tuple[int, dict[str, int], dict[str, int]]:
+            total = count(tantivy.Query.all_query())
+            by_stem = {stem: count(tantivy.Query.term_query(schema, "text", stem)) for stem in stems}
+            by_type = {kind: count(tantivy.Query.term_query(schema, "contribution_type", kind)) for kind in types}
+            return total, by_stem, by_type
+
+        return await asyncio.to_thread(counts)
+
+
+async def packages_of_types(
+    project_ids: list[str], classes: tuple[str, ...], types: tuple[str, ...], *, limit: int
+) -> list[int]:
+    """The `seq`s of ready packages of the given types in the projects and classes (lowest `seq` first)."""
+    if not project_ids or not types:
+        return []
+    index = package_index()
+    with reading(index):
+        snapshot = index.snapshot()
+        if snapshot is None:
+            return []
+        schema = index.schema
+        of_types = restricted(schema, tantivy.Query.all_query(), [("contribution_type", list(types))])
+
+        def read() -> list[int]:
+            page = search_page(
+                snapshot.searcher, _visible(schema, of_types, project_ids, classes), limit=limit, after=None, offset=0
+            )
+            return [hit.seq for hit in page.hits]
+
+        return await asyncio.to_thread(read)

@@ -132,6 +132,9 @@ REST: dict[str, Rest] = {
     "POST /api/v1/context/query": Rest(
         CE, body=lambda ids: {"question": ids["package_word"], "project_id": ids["project"]}
     ),
+    "GET /api/v1/context/passages/{passage_id}": Rest(CE),
+    # A filter by a project the caller cannot see is 404, as for evidence search's subject.
+    "GET /api/v1/context/sources": Rest(CE, query=lambda ids: {"project_id": ids["project"]}),
     "GET /api/v1/context-engine": Rest(CE, query=lambda ids: {"project_id": ids["project"]}),
     "GET /api/v1/context-engine/{package_id}": Rest(CE),
     "GET /api/v1/context-engine/search": Rest(
@@ -275,6 +278,8 @@ GRAPHQL: dict[str, Field] = {
     # A filter by a project the caller cannot see lists nothing, as a filter by an unknown project does.
     "query workItems": Field(WI_READ, lambda ids: {"projectId": ids["project"]}, unseen_other=LISTED),
     "query contextCorpusSearch": Field(CE, lambda ids: {"subjectRef": _subject(ids), "query": ids["passage_word"]}),
+    "query contextPassage": Field(CE, lambda ids: {"id": ids["passage"]}),
+    "query contextSources": Field(CE, lambda ids: {"projectId": ids["project"]}),
     "query contextQuery": Field(CE, lambda ids: {"question": ids["package_word"], "projectId": ids["project"]}),
     "query contextEngineSearch": Field(CE, lambda ids: {"query": ids["package_word"], "projectId": ids["project"]}),
     "query contextEnginePackageEvidence": Field(CE, lambda ids: {"packageId": ids["package"]}),
@@ -344,6 +349,8 @@ MCP: dict[str, Tool] = {
     "list_principals": Tool(None, unseen_other=LISTED),
     "get_work_item": Tool(WI_READ, lambda ids: {"work_item_id": ids["work_item"]}),
     "search_context": Tool(CE, lambda ids: {"subject_ref": _subject(ids), "query": ids["passage_word"]}),
+    "get_passage": Tool(CE, lambda ids: {"passage_id": ids["passage"]}),
+    "list_sources": Tool(CE, lambda ids: {"project_id": ids["project"]}),
     "query_context": Tool(CE, lambda ids: {"question": ids["package_word"], "project_id": ids["project"]}),
     "get_context_overview": Tool(CE, lambda ids: {"project_id": ids["project"]}),
     "list_context_packages": Tool(CE, lambda ids: {"project_id": ids["project"]}),

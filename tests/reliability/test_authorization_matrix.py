@@ -187,6 +187,13 @@ async def victim(
             )
         )
         ids |= {"source": source["source"]["id"], "passage_word": f"psg{word}"}
+        found = await client.post(
+            "/api/v1/context/search",
+            json={"subject_ref": {"type": "project", "id": ids["project"]}, "query": f"psg{word}"},
+            headers=a.headers(owner),
+        )
+        assert found.status_code == 200, found.text
+        ids["passage"] = found.json()["data"][0]["id"]
 
         thread = _ok(
             await client.post(
@@ -312,6 +319,7 @@ async def victim(
                 "package_word",
                 "contribution",
                 "source",
+                "passage",
                 "passage_word",
                 "thread",
                 "thread_title",

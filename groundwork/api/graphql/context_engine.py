@@ -24,6 +24,7 @@ from groundwork.api.resources.context_engine import (
     search_resource,
 )
 from groundwork.domain.errors import GroundworkError
+from groundwork.services.context_engine import briefings
 from groundwork.services.context_engine import reads as service
 
 READ = "context-engine:read"
@@ -68,6 +69,7 @@ class ContextReference:
     kind: str
     id: str
     class_: str = strawberry.field(name="class")
+    href: str | None = strawberry.field(description="The API path that opens it (null for an external reference).")
 
 
 @strawberry.type(description="A policy-safe evidence reference: what it points at, never a body or an excerpt.")
@@ -91,7 +93,7 @@ class ContextEvidenceReference:
             capability=d["capability"],
             as_of=d["asOf"],
             freshness=fresh,
-            reference=ContextReference(kind=ref["kind"], id=ref["id"], class_=ref["class"]),
+            reference=ContextReference(kind=ref["kind"], id=ref["id"], class_=ref["class"], href=ref["href"]),
             provenance=ContextProvenance.of(d["provenance"]),
         )
 
@@ -216,6 +218,7 @@ class ContextClaim:
     project_id: strawberry.ID
     term: str
     contribution_type: str
+    relevance: float = strawberry.field(description="How well the claim answers the question, from 0 to 1.")
     evidence_refs: list[ContextEvidenceReference]
     freshness: ContextFreshness
     provenance: ContextProvenance
@@ -230,6 +233,7 @@ class ContextClaim:
             project_id=strawberry.ID(d["projectId"]),
             term=d["term"],
             contribution_type=d["contributionType"],
+            relevance=d["relevance"],
             evidence_refs=[ContextEvidenceReference.of(e) for e in d["evidenceRefs"]],
             freshness=fresh,
             provenance=ContextProvenance.of(d["provenance"]),
@@ -240,6 +244,7 @@ class ContextClaim:
 class ContextBriefing:
     subject: ContextSubject
     question: str
+    answer: str = strawberry.field(description="`answered`, `partial` (some content word uncovered) or `no_evidence`.")
     findings: list[ContextClaim]
     risks: list[ContextClaim]
     blockers: list[ContextClaim]
@@ -311,11 +316,12 @@ async def context_query(
     principal = require(info, READ)
     subject = (subject_ref.type, str(subject_ref.id)) if subject_ref is not None else None
     briefing = briefing_resource(
-        await _call(service.query_context(principal, question, project_id=_id(project_id), subject=subject))
+        await _call(briefings.query_context(principal, question, project_id=_id(project_id), subject=subject))
     )
     return ContextBriefing(
         subject=ContextSubject(type=briefing["subject"]["type"], id=strawberry.ID(briefing["subject"]["id"])),
         question=briefing["question"],
+        answer=briefing["answer"],
         findings=[ContextClaim.of(c) for c in briefing["findings"]],
         risks=[ContextClaim.of(c) for c in briefing["risks"]],
         blockers=[ContextClaim.of(c) for c in briefing["blockers"]],

@@ -25,6 +25,7 @@ from groundwork.services.enhancement import runs as service
 class EvidenceRef:
     kind: str
     id: strawberry.ID
+    href: str | None = strawberry.field(description="The API path that opens it (null for an external reference).")
 
 
 @strawberry.type
@@ -77,7 +78,7 @@ class AllowedAction:
 
 
 def _refs(items: list[dict[str, str]]) -> list[EvidenceRef]:
-    return [EvidenceRef(kind=r["kind"], id=strawberry.ID(r["id"])) for r in items]
+    return [EvidenceRef(kind=r["kind"], id=strawberry.ID(r["id"]), href=r.get("href")) for r in items]
 
 
 def draft_of(data: dict[str, Any]) -> WorkItemEnhancementDraft:

@@ -1,4 +1,5 @@
-"""GraphQL evidence search: `contextCorpusSearch`, the same service and visibility as REST and MCP."""
+"""GraphQL evidence search: `contextCorpusSearch`, and opening evidence (`contextPassage`, `contextSources`), with
+the same services and visibility as REST and MCP."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
 from groundwork.api.graphql.work_items import PageInfo
+from groundwork.api.resources.evidence_search import listed_source_resource, stored_passage_resource
 from groundwork.domain.errors import GroundworkError
+from groundwork.services.evidence_search import corpus_reads
 from groundwork.services.evidence_search import search as service
 
 
@@ -112,4 +115,138 @@ async def context_corpus_search(
         page_info=PageInfo(next_cursor=result.page["next_cursor"], has_more=result.page["has_more"]),
         truncated=result.truncated,
         total_count=result.total_count,
+    )
+
+
+@strawberry.type(description="A passage's source, with the date its document states (else its ingestion) and which.")
+class ContextPassageSource:
+    id: strawberry.ID
+    title: str
+    uri: str
+    kind: str
+    classification: str
+    version_id: strawberry.ID
+    document_date: str | None
+    document_date_source: str
+    ingested_at: str | None
+
+
+@strawberry.type(description="An opened passage: exactly as stored, with its source, position and neighbours.")
+class ContextPassage:
+    id: strawberry.ID
+    project_id: strawberry.ID
+    source: ContextPassageSource
+    page: int | None
+    paragraph: int | None
+    section: str | None
+    span: TextRange
+    text: str
+    provenance_quality: str
+    segmenter_version: str
+    previous_passage_id: strawberry.ID | None
+    next_passage_id: strawberry.ID | None
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> ContextPassage:
+        source = d["source"]
+        return cls(
+            id=strawberry.ID(d["id"]),
+            project_id=strawberry.ID(d["projectId"]),
+            source=ContextPassageSource(
+                id=strawberry.ID(source["id"]),
+                title=source["title"],
+                uri=source["uri"],
+                kind=source["kind"],
+                classification=source["classification"],
+                version_id=strawberry.ID(source["versionId"]),
+                document_date=source["documentDate"],
+                document_date_source=source["documentDateSource"],
+                ingested_at=source["ingestedAt"],
+            ),
+            page=d["page"],
+            paragraph=d["paragraph"],
+            section=d["section"],
+            span=TextRange(start=d["span"]["start"], end=d["span"]["end"]),
+            text=d["text"],
+            provenance_quality=d["provenanceQuality"],
+            segmenter_version=d["segmenterVersion"],
+            previous_passage_id=d["previousPassageId"],
+            next_passage_id=d["nextPassageId"],
+        )
+
+
+@strawberry.type(description="A corpus source with its serving version, document date and passage count.")
+class ContextSource:
+    id: strawberry.ID
+    project_id: strawberry.ID
+    uri: str
+    title: str
+    kind: str
+    classification: str
+    active_version_id: strawberry.ID | None
+    document_date: str | None
+    document_date_source: str | None
+    ingested_at: str | None
+    passage_count: int | None
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> ContextSource:
+        return cls(
+            id=strawberry.ID(d["id"]),
+            project_id=strawberry.ID(d["projectId"]),
+            uri=d["uri"],
+            title=d["title"],
+            kind=d["kind"],
+            classification=d["classification"],
+            active_version_id=d["activeVersionId"],
+            document_date=d["documentDate"],
+            document_date_source=d["documentDateSource"],
+            ingested_at=d["ingestedAt"],
+            passage_count=d["passageCount"],
+            created_at=d["createdAt"],
+            updated_at=d["updatedAt"],
+        )
+
+
+@strawberry.type
+class ContextSourceConnection:
+    nodes: list[ContextSource]
+    page_info: PageInfo
+
+
+async def context_passage(info: Info[GraphQLContext, Any], id: strawberry.ID) -> ContextPassage | None:
+    """One passage by id, or null when unseen; a passage that no longer serves is the error `passage_superseded`."""
+    principal = require(info, "context-engine:read")
+    try:
+        return ContextPassage.of(stored_passage_resource(await corpus_reads.get_passage(principal, str(id))))
+    except GroundworkError as error:
+        if error.code == "not_found":
+            return None
+        raise as_graphql_error(error) from None
+
+
+async def context_sources(
+    info: Info[GraphQLContext, Any],
+    project_id: strawberry.ID | None = None,
+    engagement_id: strawberry.ID | None = None,
+    first: int | None = None,
+    after: str | None = None,
+) -> ContextSourceConnection:
+    """Corpus sources of a project, an engagement's visible projects, or every project you read; newest first."""
+    principal = require(info, "context-engine:read")
+    filters = corpus_reads.SourceFilters(
+        str(project_id) if project_id is not None else None,
+        str(engagement_id) if engagement_id is not None else None,
+        first,
+        after,
+    )
+    try:
+        rows, page = await corpus_reads.list_sources(principal, filters)
+    except GroundworkError as error:
+        raise as_graphql_error(error) from None
+    return ContextSourceConnection(
+        nodes=[ContextSource.of(listed_source_resource(r)) for r in rows],
+        page_info=PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"]),
     )

@@ -33,6 +33,8 @@ class Query:
     work_item: wi.WorkItem | None = strawberry.field(resolver=wi.work_item)
     work_items: wi.WorkItemConnection = strawberry.field(resolver=wi.work_items)
     context_corpus_search: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)
+    context_passage: cs.ContextPassage | None = strawberry.field(resolver=cs.context_passage)
+    context_sources: cs.ContextSourceConnection = strawberry.field(resolver=cs.context_sources)
     context_query: ce.ContextBriefing = strawberry.field(resolver=ce.context_query)
     context_engine_search: ce.ContextEngineSearchResult = strawberry.field(resolver=ce.context_engine_search)
     context_engine_package_evidence: list[ce.ContextEvidenceReference] = strawberry.field(

@@ -21,6 +21,7 @@ from groundwork.api.resources.context_engine import (
     search_resource,
 )
 from groundwork.domain.errors import GroundworkError
+from groundwork.services.context_engine import briefings
 from groundwork.services.context_engine import reads as service
 
 READ = "context-engine:read"
@@ -52,7 +53,7 @@ def register_context_engine_tools(mcp: MCPServer) -> None:
         """
         subject = (subject_ref.type, subject_ref.id) if subject_ref is not None else None
         briefing = await _call(
-            service.query_context(caller(ctx, READ), question, project_id=project_id, subject=subject)
+            briefings.query_context(caller(ctx, READ), question, project_id=project_id, subject=subject)
         )
         return {"data": briefing_resource(briefing)}
 

@@ -1,4 +1,5 @@
-"""MCP evidence search: `search_context`, the same service, scope and visibility as REST and GraphQL."""
+"""MCP evidence search: `search_context`, and opening evidence (`get_passage`, `list_sources`), with the same
+services, scope and visibility as REST and GraphQL."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, ConfigDict, Field
 
 from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
-from groundwork.api.resources.evidence_search import search_answer
+from groundwork.api.resources.evidence_search import listed_source_resource, search_answer, stored_passage_resource
 from groundwork.domain.errors import GroundworkError
+from groundwork.services.evidence_search import corpus_reads
 from groundwork.services.evidence_search import search as corpus_search
 
 
@@ -22,7 +24,38 @@ class SubjectRef(BaseModel):
 
 
 def register_context_search_tools(mcp: MCPServer) -> None:
-    """Register the evidence search tool on `mcp`."""
+    """Register the evidence search tools on `mcp`: search, and opening a passage or listing sources."""
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def get_passage(ctx: Context[Any, Any], passage_id: str) -> dict[str, Any]:
+        """Open a passage by id (an evidence reference of kind `passage`, or a search hit): the exact stored text
+        with its source and document date, page, paragraph, section, provenance quality and the ids of the passages
+        before and after it. A passage whose source changed since is the error `passage_superseded`, naming
+        `active_passage_id` (the serving passage with its text, or null)."""
+        try:
+            passage = await corpus_reads.get_passage(caller(ctx, "context-engine:read"), passage_id)
+        except GroundworkError as error:
+            raise tool_error(error) from None
+        return {"data": stored_passage_resource(passage)}
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def list_sources(
+        ctx: Context[Any, Any],
+        project_id: str | None = None,
+        engagement_id: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        """Corpus sources of a project or an engagement (neither: every project you read), newest first, with
+        their serving version, document date (and where it came from), ingestion time and passage count."""
+        try:
+            rows, page = await corpus_reads.list_sources(
+                caller(ctx, "context-engine:read"),
+                corpus_reads.SourceFilters(project_id, engagement_id, limit, cursor),
+            )
+        except GroundworkError as error:
+            raise tool_error(error) from None
+        return {"data": [listed_source_resource(r) for r in rows], "page": page}
 
     @mcp.tool(annotations=READ_ONLY)
     async def search_context(

@@ -7,6 +7,7 @@ from typing import Any
 from groundwork.domain.context_engine.briefing import Briefing, Claim
 from groundwork.domain.context_engine.model import Freshness
 from groundwork.domain.context_engine.views import EvidenceView, PackageView, Provenance, ProviderView
+from groundwork.domain.evidence_routes import opening_route
 from groundwork.domain.times import format_timestamp, timestamp
 from groundwork.persistence.repositories.context_engine.contributions import ContributionRow
 from groundwork.persistence.repositories.context_engine.providers import ProviderRow
@@ -66,7 +67,12 @@ def evidence_resource(evidence: EvidenceView) -> dict[str, Any]:
         "capability": evidence.capability,
         "asOf": format_timestamp(evidence.as_of),
         "freshness": freshness_resource(evidence.freshness),
-        "reference": {"kind": evidence.kind, "id": evidence.reference_id, "class": evidence.reference_class},
+        "reference": {
+            "kind": evidence.kind,
+            "id": evidence.reference_id,
+            "class": evidence.reference_class,
+            "href": opening_route(evidence.kind, evidence.reference_id),
+        },
         "provenance": provenance_resource(evidence.provenance),
     }
 
@@ -104,6 +110,7 @@ def _claim(claim: Claim) -> dict[str, Any]:
         "projectId": claim.project_id,
         "term": claim.term,
         "contributionType": claim.contribution_type,
+        "relevance": claim.relevance,
         "evidenceRefs": [evidence_resource(e) for e in claim.evidence],
         "freshness": freshness_resource(claim.freshness),
         "provenance": provenance_resource(claim.provenance),
@@ -115,6 +122,7 @@ def briefing_resource(briefing: Briefing) -> dict[str, Any]:
     return {
         "subject": {"type": briefing.subject_type, "id": briefing.subject_id},
         "question": briefing.question,
+        "answer": briefing.answer,
         "findings": [_claim(c) for c in briefing.findings],
         "risks": [_claim(c) for c in briefing.risks],
         "blockers": [_claim(c) for c in briefing.blockers],

@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar.serialization import encode_json
 
+from groundwork.domain.evidence_routes import with_route
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
 from groundwork.persistence.repositories.enhancement.outputs import ArtifactRow, DraftRow
@@ -61,8 +62,11 @@ def draft_resource(draft: DraftRow, eligible: bool, ineligible_reason: str | Non
         "field": draft.field,
         "proposedValue": draft.proposed_value,
         "confidence": draft.confidence,
-        "evidenceRefs": draft.evidence_refs,
-        "statements": draft.statements,
+        "evidenceRefs": [with_route(r) for r in draft.evidence_refs],
+        "statements": [
+            {**statement, "evidenceRefs": [with_route(r) for r in statement.get("evidenceRefs", [])]}
+            for statement in draft.statements
+        ],
         "applyEligible": eligible,
         "ineligibleReason": ineligible_reason,
         "appliedAt": timestamp(draft.applied_at),
@@ -79,7 +83,7 @@ def artifact_resource(artifact: ArtifactRow) -> dict[str, Any]:
         "title": artifact.title,
         "summary": artifact.summary,
         "body": artifact.body,
-        "evidenceRefs": artifact.evidence_refs,
+        "evidenceRefs": [with_route(r) for r in artifact.evidence_refs],
         "createdAt": timestamp(artifact.created_at),
     }
 

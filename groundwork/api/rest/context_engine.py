@@ -24,6 +24,7 @@ from groundwork.domain.errors import FieldError, InvalidRequest
 from groundwork.domain.evidence_search.corpus import MAX_QUERY_CHARS
 from groundwork.domain.pagination import MAX_LIMIT
 from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.context_engine import briefings
 from groundwork.services.context_engine import reads as service
 
 READ = {"scope": "context-engine:read"}
@@ -35,7 +36,7 @@ SEARCH_QUERY_SCHEMA = Schema(type=OpenAPIType.STRING, min_length=1, max_length=M
 
 
 class ContextQueryBody(msgspec.Struct, forbid_unknown_fields=True):
-    question: Annotated[str, text(service.MAX_QUESTION_CHARS)]
+    question: Annotated[str, text(briefings.MAX_QUESTION_CHARS)]
     project_id: str | None = None
     subject_ref: SubjectRefBody | None = None
 
@@ -59,7 +60,9 @@ class ContextQueryController(Controller):
     )
     async def query(self, request: Request[Principal, Any, Any], data: ContextQueryBody) -> dict[str, Any]:
         subject = (data.subject_ref.type, data.subject_ref.id) if data.subject_ref is not None else None
-        briefing = await service.query_context(request.user, data.question, project_id=data.project_id, subject=subject)
+        briefing = await briefings.query_context(
+            request.user, data.question, project_id=data.project_id, subject=subject
+        )
         return {"data": briefing_resource(briefing)}
 
 

@@ -1,19 +1,21 @@
-"""REST: evidence search over the corpus."""
+"""REST: evidence search over the corpus, and opening its evidence (a passage by id, the list of sources)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, Response, post
+from litestar import Controller, Request, Response, get, post
+from litestar.params import Parameter
 from litestar.serialization import encode_json
 
 from groundwork.api.documented import NOT_BLANK, SEARCHABLE, documented
 from groundwork.api.encoded_json import EncodedJSON
-from groundwork.api.resources.evidence_search import search_answer
+from groundwork.api.resources.evidence_search import listed_source_resource, search_answer, stored_passage_resource
 from groundwork.domain.evidence_search.corpus import MAX_QUERY_CHARS, SOURCE_KINDS, SUBJECT_TYPES
 from groundwork.domain.pagination import MAX_LIMIT
 from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.evidence_search import corpus_reads
 from groundwork.services.evidence_search import search as corpus_search
 
 READ = {"scope": "context-engine:read"}
@@ -68,3 +70,41 @@ class ContextSearchController(Controller):
         )
         # Encoded here and sent as it is: Litestar's own response would rebuild headers for every search.
         return EncodedJSON(encode_json(search_answer(result)))
+
+    @get(
+        "/passages/{passage_id:str}",
+        opt={**READ, "problems": (410,)},
+        summary="Open a passage: exactly as stored, with its source, position and neighbours",
+        description=(
+            "The passage an evidence reference (`reference.kind: passage`) or a search hit names, with its source "
+            "(and the source's document date), page, paragraph, section, span, provenance quality and the ids of the "
+            "passages before and after it. Same visibility as evidence search: 404 for a passage the caller may not "
+            "see. A passage of a source version that no longer serves is 410 `passage_superseded`, whose body names "
+            "`active_passage_id` (the serving passage with its text, or null) and `active_version_id`."
+        ),
+    )
+    async def passage(self, request: Request[Principal, Any, Any], passage_id: str) -> dict[str, Any]:
+        return {"data": stored_passage_resource(await corpus_reads.get_passage(request.user, passage_id))}
+
+    @get(
+        "/sources",
+        opt=READ,
+        summary="List corpus sources, newest first: serving version, document date, passage count",
+        description=(
+            "`project_id` or `engagement_id` (neither: every project you may read). `documentDate` is the date the "
+            "document states about itself, else when its serving version was ingested; `documentDateSource` says "
+            "which (`date_line`, `html_meta`, `html_time`, `pdf_metadata`, `title`, `file_name` or `ingestion`)."
+        ),
+    )
+    async def sources(
+        self,
+        request: Request[Principal, Any, Any],
+        project_id: str | None = None,
+        engagement_id: str | None = None,
+        limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        rows, page = await corpus_reads.list_sources(
+            request.user, corpus_reads.SourceFilters(project_id, engagement_id, limit, cursor)
+        )
+        return {"data": [listed_source_resource(r) for r in rows], "page": page}

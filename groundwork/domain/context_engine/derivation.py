@@ -2,9 +2,10 @@
 
 `work-items` reads canonical work items and their history: risks from `fields.risks`, blockers and
 dependencies stated in their text, milestones from sprints, scope changes from history. `corpus`
-reads active passages: decisions, risks, blockers and action items, each citing its passage. Every
-summary is made of sentences taken from the data (or counts of it), never invented; equal data gives
-equal contributions, so a second run over unchanged data contributes nothing.
+reads active passages: decisions, risks, blockers, dated commitments (milestones, one per date, citing
+every source that states it) and action items, each citing its passage (`statements` says which sentence
+is which). Every summary is made of sentences taken from the data (or counts of it), never invented; equal
+data gives equal contributions, so a second run over unchanged data contributes nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from groundwork.domain.context_engine.contribution import MAX_EVIDENCE, MAX_SUMMARY_CHARS, EvidenceInput
 from groundwork.domain.context_engine.model import normalise_term
+from groundwork.domain.context_engine.statements import classify_passage_sentence, states_blocker
 from groundwork.domain.enhancement.extractive import sentences
 
 WORK_ITEMS_PROVIDER = "work-items"
@@ -29,35 +31,17 @@ BUILTIN_PROVIDERS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("risks", "blockers", "dependencies", "milestones", "scope_changes"),
         "canonical",
     ),
-    CORPUS_PROVIDER: ("corpus", ("decisions", "risks", "blockers", "action_items"), "advisory"),
+    CORPUS_PROVIDER: ("corpus", ("decisions", "risks", "blockers", "milestones", "action_items"), "advisory"),
 }
 # The fields whose change after creation counts as a change of scope.
 SCOPE_FIELDS = ("title", "description", "requirements", "acceptance_criteria", "estimate")
 _TEXT_FIELDS = ("description", "requirements", "design_notes", "implementation_plan", "acceptance_criteria", "risks")
 _SUMMARY_BUDGET = 600
 
-_BLOCKER = re.compile(
-    r"\b(blocked|blockers?|blocking|(?:cannot|can't|can not) (?:start|proceed|continue|ship|go live)"
-    r"|waiting (?:on|for))\b",
-    re.IGNORECASE,
-)
 _DEPENDENCY = re.compile(
     r"\b(depends on|dependent on|dependenc(?:y|ies)|relies on|rely on|not (?:yet )?contracted"
     r"|requires? .{0,60}\bfrom (?:the )?(?:vendor|provider|psp|supplier|partner|team)\b)",
     re.IGNORECASE,
-)
-_DECISION = re.compile(r"\b(decision|decided|agreed|approved|signed off|we will go with)\b", re.IGNORECASE)
-_RISK = re.compile(r"\b(risks?|at risk|could fail|might fail|may fail|concerns?|jeopardi[sz]e\w*)\b", re.IGNORECASE)
-_ACTION = re.compile(
-    r"^(?:action(?: item)?s?|todo|to do|follow[- ]up)\s*[:\-]|\b(action items?|will follow up|to follow up)\b",
-    re.IGNORECASE,
-)
-_ACTION_SECTION = re.compile(r"\b(actions?|action items|next steps|follow[- ]ups?)\s*$", re.IGNORECASE)
-# Corpus types and the capability that finds each.
-_CORPUS_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("decision", "decisions", _DECISION),
-    ("risk", "risks", _RISK),
-    ("blocker", "blockers", _BLOCKER),
 )
 
 
@@ -162,6 +146,10 @@ def _matching(text: str, pattern: re.Pattern[str]) -> list[str]:
     return [s for s in sentences(text) if pattern.search(s)]
 
 
+def _blocked(text: str) -> list[str]:
+    return [s for s in sentences(text) if states_blocker(s)]
+
+
 def derive_from_work_items(project_key: str, items: list[WorkItemFacts]) -> list[Derived]:
     """Risks, blockers, dependencies (open items), milestones (sprints) and scope changes (history)."""
     groups: dict[tuple[str, str], _Group] = {}
@@ -185,11 +173,10 @@ def derive_from_work_items(project_key: str, items: list[WorkItemFacts]) -> list
             text = "\n\n".join(
                 str(item.fields[name]) for name in _TEXT_FIELDS if isinstance(item.fields.get(name), str)
             )
-            for kind, capability, pattern in (
-                ("blocker", "blockers", _BLOCKER),
-                ("dependency", "dependencies", _DEPENDENCY),
+            for kind, capability, found in (
+                ("blocker", "blockers", _blocked(text)),
+                ("dependency", "dependencies", _matching(text, _DEPENDENCY)),
             ):
-                found = _matching(text, pattern)
                 if found:
                     g = group(term, kind)
                     g.texts += found
@@ -231,26 +218,37 @@ def _topic(passage: PassageFacts) -> str:
     return f"{passage.source_title} — {section}" if section else passage.source_title
 
 
+def milestone_term(due: datetime, topic: str) -> str:
+    """A dated commitment's term: its date and where it is first stated (`31 August 2026 — Steering — PCI`)."""
+    return f"{due.day} {due:%B %Y} — {topic}"[:200]
+
+
 def derive_from_passages(passages: list[PassageFacts]) -> list[Derived]:
-    """Decisions, risks, blockers and action items in active passages, grouped by source section and type."""
+    """Decisions, risks, blockers and action items in active passages, grouped by source section and type; dated
+    commitments grouped by their date across sources. A passage's date is its document's (`as_of`)."""
     groups: dict[tuple[str, str, str, str], _Group] = {}
     for passage in sorted(passages, key=lambda p: (p.source_id, p.ordinal)):
-        term = _topic(passage)[:200]
-        in_actions = bool(passage.section and _ACTION_SECTION.search(passage.section))
+        topic = _topic(passage)[:200]
         for text in sentences(passage.text):
-            matched = [(kind, capability) for kind, capability, pattern in _CORPUS_RULES if pattern.search(text)]
-            if in_actions or _ACTION.search(text):
-                matched.append(("finding", "action_items"))
-            for kind, capability in matched[:1]:  # a sentence is one claim: the first rule it meets
-                g = groups.setdefault((passage.source_id, term, kind, passage.classification), _Group(term, kind))
-                g.texts.append(text)
-                g.evidence.append(
-                    EvidenceInput(capability, "passage", passage.id, passage.classification, passage.as_of)
-                )
+            statement = classify_passage_sentence(text, passage.section, passage.as_of)
+            if statement is None:
+                continue  # a sentence is one claim: the first rule it meets, or none
+            kind = statement.contribution_type
+            if statement.due is not None:
+                # One package per date and class: every source stating it adds its sentence and evidence; the
+                # term names the date and the first place (by source, then position) that states it.
+                key = (f"{statement.due:%Y-%m-%d}", "", kind, passage.classification)
+                g = groups.setdefault(key, _Group(milestone_term(statement.due, topic), kind))
+            else:
+                g = groups.setdefault((passage.source_id, topic, kind, passage.classification), _Group(topic, kind))
+            g.texts.append(text)
+            g.evidence.append(
+                EvidenceInput(statement.capability, "passage", passage.id, passage.classification, passage.as_of)
+            )
     # Two sources may share a section title: their groups of one type and class become one contribution.
     merged: dict[tuple[str, str, str], _Group] = {}
-    for (_, term, kind, content_class), g in sorted(groups.items()):
-        target = merged.setdefault((normalise_term(term), kind, content_class), _Group(term, kind))
+    for (_, _, kind, content_class), g in sorted(groups.items()):
+        target = merged.setdefault((normalise_term(g.term), kind, content_class), _Group(g.term, kind))
         target.texts += g.texts
         target.evidence += g.evidence
     return _finish(merged.values())

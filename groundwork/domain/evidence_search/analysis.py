@@ -82,6 +82,17 @@ def content_terms(text: str) -> list[str]:
     return found
 
 
+def content_words(text: str) -> list[tuple[str, str, int]]:
+    """Each content word of `text` once, in order: the word as written (lowercased), its stem, and its offset."""
+    found: dict[str, tuple[str, str, int]] = {}
+    for match in _WORD.finditer(text):
+        word = match.group(0).lower()
+        stem = _content_stem(word)
+        if stem is not None and stem not in found:
+            found[stem] = (word, stem, match.start())
+    return list(found.values())
+
+
 @dataclass(frozen=True)
 class AnalyzedClause:
     """A query clause with its index terms (several terms for a phrase or a word like `3-D`)."""

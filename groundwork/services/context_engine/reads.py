@@ -1,4 +1,4 @@
-"""Context engine reads: overview, packages, package search, evidence, providers, and the briefing.
+"""Context engine reads: overview, packages, package search, evidence and providers (the briefing: `briefings`).
 
 Every transport (REST, GraphQL, MCP) calls these with the principal. A read reaches only projects
 where the principal holds `context:read` (engagement and portfolio subjects fan out to those child
@@ -12,18 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from groundwork.domain.context_engine.briefing import (
-    Briefing,
-    Candidate,
-    QuestionTerm,
-    compose_briefing,
-    content_words,
-    select_claims,
-)
 from groundwork.domain.context_engine.model import (
     CAPABILITY_TYPES,
     CONTRIBUTION_TYPES,
@@ -37,13 +29,12 @@ from groundwork.domain.context_engine.model import (
 )
 from groundwork.domain.context_engine.views import EvidenceView, PackageView, Provenance, ProviderView
 from groundwork.domain.errors import FieldError, InvalidRequest, NotFound, ValidationFailed
-from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_clauses, analyze_question, terms
+from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_question
 from groundwork.domain.evidence_search.corpus import (
     MAX_QUERY_CHARS,
     MAX_REACHABLE_HITS,
     SUBJECT_TYPES,
     InvalidQuery,
-    QueryClause,
     parse_query,
 )
 from groundwork.domain.ids import SUBJECT_PREFIXES, cannot_be_an_id, id_like
@@ -64,10 +55,6 @@ from groundwork.search.package_index import package_index
 from groundwork.search.package_search import find_packages
 from groundwork.services.evidence_search.search import CONTEXT_READ, search_scope
 from groundwork.services.tenancy import project_access
-
-MAX_QUESTION_CHARS = 1000
-# How many best-scoring packages a briefing considers before it fills its sections.
-BRIEFING_CANDIDATES = 100
 
 
 def _now() -> datetime:
@@ -203,7 +190,7 @@ def _package(row: PackageRow, facts: _ProviderFacts, now: datetime) -> PackageVi
     )
 
 
-def _evidence(row: EvidenceRow, reference: datetime) -> EvidenceView:
+def evidence_view(row: EvidenceRow, reference: datetime) -> EvidenceView:
     return EvidenceView(
         id=row.id,
         provider_id=row.provider_id,
@@ -363,7 +350,7 @@ async def package_evidence(
     rows = await package_reads.evidence_page(package_id, after_seq=after, limit=page.limit + 1)
     rows, info = page_info(rows, page.limit, lambda r: {"seq": int(r.seq)})
     now = _now()
-    return [_evidence(r, now) for r in rows], info
+    return [evidence_view(r, now) for r in rows], info
 
 
 # -- providers and overview --------------------------------------------------------------------------------------
@@ -498,73 +485,3 @@ async def get_overview(
         freshness=freshness(newest_all, now) if newest_all is not None else None,
         providers=_providers(target, facts, now),
     )
-
-
-# -- the synthesized query ------------------------------------------------------------------------------------------
-
-
-def _question_terms(question: str) -> list[QuestionTerm]:
-    found = []
-    for word in content_words(question):
-        stems = frozenset(terms(word))
-        if stems:
-            found.append(QuestionTerm(word, stems))
-    return found
-
-
-async def query_context(
-    principal: Principal,
-    question: str,
-    *,
-    project_id: str | None = None,
-    subject: tuple[str, str] | None = None,
-) -> Briefing:
-    """The deterministic briefing for a question about a project (or an engagement or portfolio subject)."""
-    errors = []
-    if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
-        errors.append(FieldError("question", f"must be 1 to {MAX_QUESTION_CHARS} characters"))
-    elif "\x00" in question:
-        errors.append(FieldError("question", "must not contain NUL characters"))
-    if (project_id is None) == (subject is None):
-        errors.append(FieldError("project_id", "give exactly one of project_id, subject_ref"))
-    if errors:
-        raise ValidationFailed("The query is not valid.", errors)
-    target = await reach(principal, project_id=project_id, subject=subject)
-    assert target.subject_type is not None and target.subject_id is not None
-    question_terms = _question_terms(question)
-    clauses = analyze_clauses([QueryClause(t.word, False, "should", 0) for t in question_terms])
-    with readable(package_index()):
-        hits = await find_packages(target.project_ids, target.classes, clauses, limit=BRIEFING_CANDIDATES)
-    rows = await package_reads.entries_by_seq(
-        principal.workspace_id, [h.seq for h in hits.hits], target.project_ids, list(target.classes)
-    )
-    ranked = [
-        Candidate(
-            package_id=rows[hit.seq].id,
-            project_id=rows[hit.seq].project_id,
-            term=rows[hit.seq].term,
-            summary=rows[hit.seq].summary,
-            contribution_type=rows[hit.seq].contribution_type,
-            # Rounded, so that ranking never turns on the last bits of a float.
-            score=round(hit.score, 6),
-            as_of=rows[hit.seq].as_of,
-            stems=frozenset(),
-            provenance=Provenance(
-                rows[hit.seq].provider_name, rows[hit.seq].promoter_identity, rows[hit.seq].generated_at
-            ),
-            evidence=(),
-        )
-        for hit in hits.hits
-        if hit.seq in rows
-    ]
-    chosen = select_claims(ranked)
-    evidence = await package_reads.evidence_of_entries([c.package_id for c in chosen])
-    candidates = [
-        replace(
-            c,
-            stems=frozenset(terms(f"{c.term}\n{c.summary}\n{c.contribution_type}")),
-            evidence=tuple(_evidence(e, c.as_of) for e in evidence[c.package_id]),
-        )
-        for c in chosen
-    ]
-    return compose_briefing(target.subject_type, target.subject_id, question, candidates, question_terms)

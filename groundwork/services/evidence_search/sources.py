@@ -12,7 +12,7 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -28,6 +28,7 @@ from groundwork.domain.evidence_search.corpus import (
     default_provenance_quality,
     provenance_quality_problem,
 )
+from groundwork.domain.evidence_search.document_dates import INGESTION, document_date
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.repositories.evidence_search import index_log
@@ -125,6 +126,14 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
     content_hash = hashlib.sha256(upload.content).hexdigest()
     title = (upload.title or extracted.title or PurePosixPath(upload.uri).name or upload.uri).strip()[:MAX_TITLE_CHARS]
     owner = (upload.owner or received_by).strip()
+    dated = document_date(
+        text=extracted.text,
+        title=upload.title or extracted.title,  # a title taken from the file name dates it as the file name
+        uri=upload.uri,
+        metadata=extracted.stated_dates,
+        received_at=datetime.now(UTC),
+    )
+    date_value, date_source = (dated.value, dated.source) if dated is not None else (None, INGESTION)
     async with db.transaction():
         source = await source_rows.upsert_source_for_update(
             workspace_id=workspace_id,
@@ -150,6 +159,9 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
             and latest.status in ("active", "pending")
         ):
             outcome = "unchanged" if latest.status == "active" else "pending"
+            if latest.document_date_source is None:
+                # Received before document dates were examined: the same content dates it now.
+                await source_rows.set_document_date(latest.id, date_value, date_source)
             if reclassified and outcome == "unchanged":
                 outcome = "reclassified"
             return Received(outcome, source.id, latest.id)
@@ -162,6 +174,8 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
             text=extracted.text,
             provenance_quality=upload.provenance_quality or default_provenance_quality(upload.kind),
             received_by=received_by,
+            document_date=date_value,
+            document_date_source=date_source,
         )
         await source_rows.update_source_owner(source.id, owner)
     return Received("added", source.id, version.id)

@@ -17,11 +17,11 @@ from tests.integration.context_engine.helpers import body, brief, contribute, en
 from tests.integration.evidence_search.helpers import contribute as contribute_source
 from tests.integration.evidence_search.helpers import search
 
-QUESTION = "What risks and blockers threaten the quokka migration and the zebra audit?"
+QUESTION = "What risks and blockers threaten the quokka migration, and the zebra?"
 GRAPHQL = """
 query ($question: String!, $subject: ContextEngineSubjectInput) {
   contextQuery(question: $question, subjectRef: $subject) {
-    subject { type id } question asOf
+    subject { type id } question answer asOf
     findings { ...claim } risks { ...claim } blockers { ...claim }
     coverage { evidenceCount providerCount missing }
     freshness { status asOf ageDays }
@@ -29,8 +29,8 @@ query ($question: String!, $subject: ContextEngineSubjectInput) {
   }
 }
 fragment claim on ContextClaim {
-  text packageId projectId term contributionType
-  evidenceRefs { id provider capability asOf freshness { status asOf ageDays } reference { kind id class }
+  text packageId projectId term contributionType relevance
+  evidenceRefs { id provider capability asOf freshness { status asOf ageDays } reference { kind id class href }
                  provenance { source promoterIdentity generatedAt } }
   freshness { status asOf ageDays }
   provenance { source promoterIdentity generatedAt }
@@ -108,7 +108,9 @@ async def test_a_briefing_answers_with_claims_that_keep_their_evidence_and_names
     assert answer["findings"] == []
     assert answer["blockers"][0]["text"] == "The quokka migration is blocked by the vendor export."
     assert answer["asOf"] == "2026-11-20T10:00:00.000000Z"  # the newest evidence, not the clock
-    assert answer["coverage"] == {"evidenceCount": 4, "providerCount": 2, "missing": ["threaten", "zebra", "audit"]}
+    # "threaten" asks for risks (answered by the risk), "zebra" is covered by no claim.
+    assert answer["answer"] == "partial"
+    assert answer["coverage"] == {"evidenceCount": 4, "providerCount": 2, "missing": ["zebra"]}
     risk = answer["risks"][0]
     # Freshness inside a briefing is measured against its own asOf.
     assert risk["freshness"] == {"status": "aging", "asOf": "2026-11-01T08:00:00.000000Z", "ageDays": 19}

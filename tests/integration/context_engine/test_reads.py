@@ -167,7 +167,12 @@ async def test_evidence_references_are_policy_safe_references_only(
     refs = await get(client, workspace, key, f"/api/v1/context-engine/packages/{seeded['fresh']['entryId']}/evidence")
     [ref] = refs["data"]
     assert set(ref) == EVIDENCE_KEYS
-    assert ref["reference"] == {"kind": "external", "id": "ext-1", "class": "general"}
+    assert ref["reference"] == {
+        "kind": "external",
+        "id": "ext-1",
+        "class": "general",
+        "href": None,
+    }  # no route: outside
     assert ref["provider"] == seeded["radar"]["id"] and ref["capability"] == "risks"
     assert ref["provenance"]["source"] == "risk-radar" and ref["freshness"]["status"] == "fresh"
     assert refs["page"] == {"next_cursor": None, "has_more": False}

@@ -35,6 +35,9 @@ async def test_drafts_cite_corpus_passages_of_the_project(
     requirements = next(d for d in run["drafts"] if d["field"] == "requirements")
     passages = [r for r in requirements["evidenceRefs"] if r["kind"] == "passage"]
     assert passages and all(r["id"].startswith("psg_") for r in passages)
+    for ref in requirements["evidenceRefs"]:  # every reference names the route that opens it
+        opened = await client.get(ref["href"], headers=workspace.headers(key))
+        assert opened.status_code == 200 and opened.json()["data"]["id"] == ref["id"], opened.text
     assert "Card numbers must never appear in application logs" in requirements["proposedValue"]
     digest = next(a for a in run["artifacts"] if a["type"] == "evidence_digest" and "requirements" in a["title"])
     assert "corpus source" in digest["summary"] and "Card vault runbook" in digest["body"]
@@ -103,6 +106,9 @@ async def test_drafts_cite_matching_ready_context_packages_of_the_project(
     refs = [r for d in run["drafts"] for r in d["evidenceRefs"]]
     cited = {r["id"] for r in refs if r["kind"] == "context_package"}
     assert cited == {package["entryId"]}
+    [href] = {r["href"] for r in refs if r["kind"] == "context_package"}
+    opened = await client.get(href, headers=workspace.headers(key))
+    assert opened.status_code == 200 and opened.json()["data"]["id"] == package["entryId"]
     assert secret["entryId"] not in cited and other["entryId"] not in cited
     requirements = run["drafts"][0]
     traced = [

@@ -53,7 +53,9 @@ async def test_chat_completions_drafts_keep_only_cited_and_supported_statements(
     # The second line cites the description, which says nothing of an HSM or a weekly rotation: it is dropped.
     assert draft["proposedValue"] == "- Tokens only; never store card numbers." and draft["confidence"] == 0.8
     assert [s["text"] for s in draft["statements"]] == ["Tokens only; never store card numbers."]
-    assert draft["evidenceRefs"] == [{"kind": "work_item", "id": work_item["id"]}]
+    assert draft["evidenceRefs"] == [
+        {"kind": "work_item", "id": work_item["id"], "href": f"/api/v1/work-items/{work_item['id']}"}
+    ]
     digest = next(a for a in run["artifacts"] if a["type"] == "evidence_digest")
     assert "1 uncited draft(s) were dropped" in digest["summary"]
     assert "1 statement(s) the cited evidence does not support" in digest["summary"]

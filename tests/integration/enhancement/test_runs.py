@@ -34,6 +34,8 @@ async def test_create_yields_drafts_and_artifacts_for_every_action_and_changes_n
         assert 0 <= draft["confidence"] <= 1 and draft["evidenceRefs"]
         assert draft["statements"] and all(s["evidenceRefs"] for s in draft["statements"])
         assert "[passage:" not in str(draft["proposedValue"]) and "[work_item:" not in str(draft["proposedValue"])
+        # Every reference names the route that opens it.
+        assert all("href" in r for r in draft["evidenceRefs"])
     types = {a["type"] for a in run["artifacts"]}
     assert {
         "requirements_trace",

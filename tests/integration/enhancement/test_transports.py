@@ -14,7 +14,7 @@ RUN_QUERY = """
 query ($id: ID!) {
   workItemEnhancementRun(id: $id) {
     id state target { id key title version } requestedActions
-    drafts { id action field proposedValue confidence evidenceRefs { kind id } applyEligible }
+    drafts { id action field proposedValue confidence evidenceRefs { kind id href } applyEligible }
     artifacts { id type title summary }
     allowedActions { id label requiredScope }
     appliedDraftIds

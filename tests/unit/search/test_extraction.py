@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -63,3 +64,27 @@ def test_unreadable_content_says_why(kind: str, data: bytes, reason: str) -> Non
 def test_a_pdf_without_text_needs_ocr() -> None:
     with pytest.raises(ExtractionError, match="OCR"):
         extract("pdf", build_pdf([[]], title="scan"))
+
+
+def test_html_states_its_date_in_meta_elements_and_marked_time_elements_only() -> None:
+    page = b"""<html><head><title>Runbook</title>
+    <meta name="dcterms.created" content="2026-03-01">
+    <meta property="article:modified_time" content="2026-04-02T10:00:00+01:00">
+    <meta name="description" content="2026-12-31 is not a date of the page">
+    </head><body><h1>Runbook</h1>
+    <p>The re-audit is on <time datetime="2026-11-01">1 November</time>.</p>
+    <footer>Updated <time class="updated">5 April 2026</time></footer>
+    </body></html>"""
+    extracted = extract("html", page)
+    assert extracted.stated_dates == (
+        ("html_meta", datetime(2026, 4, 2, 9, tzinfo=UTC)),  # the newest the page states of itself
+        ("html_time", datetime(2026, 4, 5, tzinfo=UTC)),  # the marked one; the event's <time> is not the page's
+    )
+    assert "1 November" in extracted.text and "Updated 5 April 2026" in extracted.text
+    assert extract("html", b"<p>On <time datetime='2026-11-01'>1 Nov</time></p>").stated_dates == ()
+
+
+def test_a_pdf_states_its_date_in_its_metadata() -> None:
+    dated = build_pdf([["Plan."]], title="Plan", created=date(2026, 6, 1))
+    assert extract("pdf", dated).stated_dates == (("pdf_metadata", datetime(2026, 6, 1, tzinfo=UTC)),)
+    assert extract("pdf", build_pdf([["Plan."]], title="Plan")).stated_dates == ()

@@ -43,11 +43,12 @@ async def work_items_with_history(project_id: str) -> list[WorkItemFacts]:
 
 
 async def active_passages(project_id: str) -> list[PassageFacts]:
-    """The passages of a project that serve: active source versions cut by the active segmenter version."""
+    """The passages of a project that serve: active source versions cut by the active segmenter version, each dated
+    by its document's own date when the document states one, else by its ingestion."""
     rows = await db.fetch(
         """
         SELECT p.id, p.source_id, s.title AS source_title, s.classification, p.section, p.ordinal, p.text,
-               v.ingested_at AS as_of
+               coalesce(v.document_date, v.ingested_at) AS as_of
         FROM corpus_passages p
         JOIN corpus_source_versions v ON v.id = p.source_version_id AND v.status = 'active'
         JOIN corpus_segmenters g ON g.id = p.segmenter_id AND g.active

@@ -41,6 +41,8 @@ class VersionRow:
     status: str
     created_at: datetime
     ingested_at: datetime | None
+    # None for a version received before document dates were examined.
+    document_date_source: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +131,11 @@ def _version(row: Record) -> VersionRow:
         status=row["status"],
         created_at=row["created_at"],
         ingested_at=row["ingested_at"],
+        document_date_source=row["document_date_source"],
     )
+
+
+_VERSION_COLUMNS = "id, seq, kind, content_hash, byte_size, status, created_at, ingested_at, document_date_source"
 
 
 async def upsert_source_for_update(
@@ -218,8 +224,7 @@ async def reclassified_after(seq: int) -> list[SourceClassRow]:
 async def latest_version(source_id: str) -> VersionRow | None:
     """The most recently received version of a source (without its text)."""
     row = await db.fetchrow(
-        "SELECT id, seq, kind, content_hash, byte_size, status, created_at, ingested_at"
-        " FROM corpus_source_versions WHERE source_id = $1 ORDER BY seq DESC LIMIT 1",
+        f"SELECT {_VERSION_COLUMNS} FROM corpus_source_versions WHERE source_id = $1 ORDER BY seq DESC LIMIT 1",
         source_id,
     )
     return _version(row) if row else None
@@ -235,12 +240,15 @@ async def insert_version(
     text: str,
     provenance_quality: str,
     received_by: str,
+    document_date: datetime | None,
+    document_date_source: str,
 ) -> VersionRow:
-    """A new pending version of a source."""
+    """A new pending version of a source, with the date its document states (`ingestion`: none stated)."""
     row = await db.fetchrow(
         "INSERT INTO corpus_source_versions (id, source_id, kind, content_hash, byte_size, title, text,"
-        " provenance_quality, status, received_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9)"
-        " RETURNING id, seq, kind, content_hash, byte_size, status, created_at, ingested_at",
+        " provenance_quality, status, received_by, document_date, document_date_source)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11)"
+        f" RETURNING {_VERSION_COLUMNS}",
         new_id("srcv"),
         source_id,
         kind,
@@ -250,9 +258,21 @@ async def insert_version(
         text,
         provenance_quality,
         received_by,
+        document_date,
+        document_date_source,
     )
     assert row is not None
     return _version(row)
+
+
+async def set_document_date(version_id: str, document_date: datetime | None, source: str) -> None:
+    """Record the date a version's document states (for a version received before dates were examined)."""
+    await db.execute(
+        "UPDATE corpus_source_versions SET document_date = $2, document_date_source = $3 WHERE id = $1",
+        version_id,
+        document_date,
+        source,
+    )
 
 
 async def version_with_source(version_id: str) -> VersionContentRow | None:

@@ -1,4 +1,4 @@
-"""Context engine rules without servers: freshness, terms, fingerprints, merge decisions, briefings, derivations."""
+"""Context engine rules without servers: freshness, terms, fingerprints, merge decisions, derivations."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from groundwork.domain.context_engine.agent import delivery_health, ratio, sprint_health, trend
-from groundwork.domain.context_engine.briefing import Candidate, QuestionTerm, compose_briefing, content_words
 from groundwork.domain.context_engine.contribution import (
     EvidenceInput,
     contribution_class,
@@ -24,7 +23,6 @@ from groundwork.domain.context_engine.derivation import (
 )
 from groundwork.domain.context_engine.merge import ContributionFacts, EntryFacts, decide
 from groundwork.domain.context_engine.model import allowed_classes, freshness, normalise_term, package_status
-from groundwork.domain.context_engine.views import EvidenceView, Provenance
 from groundwork.domain.errors import InvalidRequest, ValidationFailed
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -146,42 +144,6 @@ def test_merge_decisions() -> None:
     assert (named.kind, named.related_entry_id) == ("superseded", "pkg_b")
     late = decide(_facts(supersedes="pkg_b"), [], _entry("pkg_b", status="superseded"))
     assert (late.kind, late.related_entry_id) == ("kept_separate", "pkg_b")
-
-
-def _candidate(package_id: str, kind: str, score: float, days_old: int, text: str) -> Candidate:
-    as_of = NOW - timedelta(days=days_old)
-    provenance = Provenance("radar", "radar", as_of)
-    view = EvidenceView(
-        f"ev_{package_id}", "prov_1", "risks", "external", "x", "general", as_of, freshness(as_of, NOW), provenance
-    )
-    return Candidate(
-        package_id, "prj_1", text, text, kind, score, as_of, frozenset(text.lower().split()), provenance, (view,)
-    )
-
-
-def test_a_briefing_ranks_by_score_then_recency_then_id_and_is_independent_of_input_order() -> None:
-    candidates = [
-        _candidate("pkg_c", "risk", 2.0, 5, "vendor risk"),
-        _candidate("pkg_b", "risk", 2.0, 1, "vendor risk"),
-        _candidate("pkg_a", "risk", 2.0, 1, "vendor risk"),
-        _candidate("pkg_d", "blocker", 3.0, 40, "vendor blocker"),
-        _candidate("pkg_e", "decision", 1.0, 2, "vendor decision"),
-        _candidate("pkg_z", "risk", 0.0, 0, "unrelated"),
-    ]
-    terms = [QuestionTerm("vendor", frozenset({"vendor"})), QuestionTerm("zebra", frozenset({"zebra"}))]
-    one = compose_briefing("project", "prj_1", "vendor zebra?", candidates, terms)
-    two = compose_briefing("project", "prj_1", "vendor zebra?", list(reversed(candidates)), terms)
-    assert one == two
-    assert [c.package_id for c in one.risks] == ["pkg_a", "pkg_b", "pkg_c"]
-    assert [c.package_id for c in one.blockers] == ["pkg_d"] and [c.package_id for c in one.findings] == ["pkg_e"]
-    assert one.as_of == NOW - timedelta(days=1)
-    assert one.missing == ("zebra",)
-    assert one.freshness is not None and (one.freshness.status, one.freshness.age_days) == ("stale", 39)
-    assert one.evidence_count == 5 and one.provider_count == 1
-
-
-def test_content_words_drop_stopwords_and_repeats() -> None:
-    assert content_words("What are the risks, the RISKS and blockers for PAY?") == ["risks", "blockers", "pay"]
 
 
 def test_work_items_yield_risks_blockers_dependencies_milestones_and_scope_changes() -> None:
