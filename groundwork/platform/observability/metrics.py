@@ -78,6 +78,16 @@ NOTIFICATION_SENDS = Counter(
     "Notification sends by channel (email, chat) and outcome (sent, failed, skipped).",
     ["channel", "outcome"],
 )
+NOTIFICATION_SNOOZES_ENDED = Counter(
+    "groundwork_notification_snoozes_ended_total",
+    "Snooze timers that fired, by outcome (woken: the notification came back; ended: it was back already).",
+    ["outcome"],
+)
+NOTIFICATION_STREAMS = Gauge(
+    "groundwork_notification_streams_open",
+    "Live notification feeds (Server-Sent Events) this process is serving now.",
+    multiprocess_mode="livesum",
+)
 
 
 def exposition(extra: Iterable[Collector] = ()) -> tuple[bytes, str]:
