@@ -18,28 +18,24 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from groundwork.activities.enhancement_applies import apply_drafts
 from groundwork.domain.enhancement.enhancer import EnhancementContext, EnhancementFailure, Enhancer
 from groundwork.domain.enhancement.extractive import work_item_evidence
 from groundwork.domain.enhancement.model import (
     REVIEWABLE_STATES,
     ActionOutput,
-    DraftState,
-    draft_ineligibility,
-    review_expired,
     state_after_action,
 )
 from groundwork.domain.times import format_timestamp
-from groundwork.domain.work_items import WorkItem, parse_version
+from groundwork.domain.work_items import WorkItem
 from groundwork.persistence import db
 from groundwork.persistence.repositories import work_items as work_item_repo
 from groundwork.persistence.repositories.enhancement import applies, outputs, run_actions, runs
 from groundwork.services.enhancement.run_evidence import EvidenceSource, GatheredEvidence, RunEvidence
-from groundwork.workflows.enhancement import (
+from groundwork.workflows.enhancement_contract import (
     ActionRequest,
     ActionResult,
     ActionsRequest,
-    ApplyCommand,
-    ApplyOutcome,
     NewActionRequest,
     PreparedRun,
     RunFailure,
@@ -451,79 +447,6 @@ class EnhancementActivities:
         """End the review window: the run's drafts are no longer eligible."""
         await runs.set_run_state(run_id, "expired", from_states=REVIEWABLE_STATES)
 
-    @activity.defn(name="enhancement_apply_drafts")
-    async def apply_drafts(self, command: ApplyCommand) -> ApplyOutcome:
-        """In one transaction: lock the work item, check the version, write the fields, record it all."""
-        async with db.transaction():
-            earlier = await applies.get_apply(command.apply_id)
-            if earlier is not None:  # a retry after the commit
-                return ApplyOutcome(
-                    True,
-                    target_version=format_timestamp(earlier.target_version),
-                    applied_draft_ids=list(earlier.draft_ids),
-                )
-            run = await runs.get_run_by_id(command.run_id, for_update=True)
-            assert run is not None
-            item = await work_item_repo.get_work_item(run.workspace_id, run.target_id, for_update=True)
-            if item is None:
-                return ApplyOutcome(False, code="not_found")
-            expired = review_expired(run.state, run.review_expires_at, _now())
-            # The version first: of two applies racing on one version, the loser always gets 409.
-            if item.version != parse_version(command.expected_target_version):
-                return ApplyOutcome(
-                    False, code="target_version_mismatch", current_version=format_timestamp(item.version)
-                )
-            all_drafts = await outputs.list_drafts(command.run_id, for_update=True)
-            states: dict[str, DraftState] = {d.id: d.state() for d in all_drafts}
-            reasons = draft_ineligibility(command.draft_ids, states, run.state, expired)
-            if reasons:
-                return ApplyOutcome(
-                    False, code="draft_not_eligible", ineligible=reasons, current_version=format_timestamp(item.version)
-                )
-            chosen = [d for d in all_drafts if d.id in set(command.draft_ids)]
-            fields = {**item.fields, **{d.field: d.proposed_value for d in chosen}}
-            changes = {
-                d.field: {"from": item.fields.get(d.field), "to": d.proposed_value, "draft_id": d.id} for d in chosen
-            }
-            updated = await work_item_repo.update_work_item(
-                item,
-                title=item.title,
-                status=item.status,
-                sprint=item.sprint,
-                watchers=list(item.watchers),
-                fields=fields,
-                changes=changes,
-                actor_id=command.actor_id,
-                source="apply",
-            )
-            await outputs.mark_drafts_applied(command.draft_ids, command.apply_id)
-            await applies.insert_apply(
-                apply_id=command.apply_id,
-                run_id=run.id,
-                work_item_id=item.id,
-                draft_ids=command.draft_ids,
-                expected_target_version=item.version,
-                target_version=updated.version,
-                actor_id=command.actor_id,
-            )
-            await runs.set_run_state(run.id, "applied", from_states=("ready_for_review", "applied"))
-            now = _now()
-            await runs.append_run_event(
-                run,
-                "applied",
-                {
-                    "target_id": item.id,
-                    "applied_draft_ids": command.draft_ids,
-                    "target_version": format_timestamp(updated.version),
-                    "applied_at": format_timestamp(now),
-                },
-                now,
-                actor_id=command.actor_id,
-            )
-            return ApplyOutcome(
-                True, target_version=format_timestamp(updated.version), applied_draft_ids=command.draft_ids
-            )
-
     @activity.defn(name="enhancement_queued_runs")
     async def queued_runs(self, older_than_seconds: float) -> list[str]:
         """Runs still queued after a while: their workflow may never have started."""
@@ -540,6 +463,6 @@ class EnhancementActivities:
             self.finish_run,
             self.fail,
             self.expire_run,
-            self.apply_drafts,
+            apply_drafts,
             self.queued_runs,
         ]

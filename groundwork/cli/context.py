@@ -135,7 +135,7 @@ def providers_register(
     """Register a provider (as the internal API does); prints its id alone on stdout."""
     from groundwork.domain.tenancy.principals import Principal
     from groundwork.persistence.repositories.tenancy import workspaces as tenancy
-    from groundwork.services.context_engine.contributions import ProviderRegistration, register_provider
+    from groundwork.services.context_engine.registrations import ProviderRegistration, register_provider
 
     async def work() -> tuple[ProviderRow, bool]:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)

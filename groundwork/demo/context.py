@@ -14,13 +14,9 @@ from groundwork.domain.times import format_timestamp
 from groundwork.persistence.repositories.context_engine import provider_sources
 from groundwork.persistence.repositories.context_engine.providers import ProviderRow
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
-from groundwork.services.context_engine.contributions import (
-    ProviderRegistration,
-    contribute_in_process,
-    receive_contribution,
-    register_provider,
-)
+from groundwork.services.context_engine.contributions import contribute_in_process, receive_contribution
 from groundwork.services.context_engine.providers import ProvidersRun, run_builtin_providers
+from groundwork.services.context_engine.registrations import ProviderRegistration, register_provider
 
 
 async def seed_demo_context() -> ProvidersRun:

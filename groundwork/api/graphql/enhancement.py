@@ -17,6 +17,7 @@ from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_R
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.platform.idempotency.calls import call_once
+from groundwork.services.enhancement import applies, outputs, run_views
 from groundwork.services.enhancement import runs as service
 
 
@@ -115,7 +116,7 @@ class WorkItemEnhancementRun:
         return Operation.of(data)
 
     @classmethod
-    def of(cls, view: service.RunView) -> WorkItemEnhancementRun:
+    def of(cls, view: run_views.RunView) -> WorkItemEnhancementRun:
         data = run_resource(view)
         return cls(
             id=strawberry.ID(data["id"]),
@@ -213,7 +214,7 @@ async def _run_or_none(principal: Principal, outcome: dict[str, Any]) -> WorkIte
     run_id = outcome.get("run_id")
     if not run_id:
         return None
-    return WorkItemEnhancementRun.of(await service.load_run(principal, run_id))
+    return WorkItemEnhancementRun.of(await run_views.load_run(principal, run_id))
 
 
 PayloadT = TypeVar(
@@ -322,7 +323,7 @@ async def apply_work_item_enhancement_drafts(
     key = _idempotency_key(info, input.idempotency_key)
 
     async def apply(principal: Principal) -> dict[str, Any]:
-        view, finished = await service.apply_drafts(
+        view, finished = await applies.apply_drafts(
             principal,
             str(input.run_id),
             [str(d) for d in input.draft_ids],
@@ -348,7 +349,7 @@ async def work_item_enhancement_run(
 ) -> WorkItemEnhancementRun | None:
     """One run, or null when the caller cannot see it."""
     try:
-        return WorkItemEnhancementRun.of(await service.read_run(require(info, SCOPE_READ), str(id)))
+        return WorkItemEnhancementRun.of(await run_views.read_run(require(info, SCOPE_READ), str(id)))
     except GroundworkError as error:
         if error.code == "not_found":
             return None
@@ -366,7 +367,7 @@ async def work_item_enhancement_drafts(
     """Drafts of a run, newest first, filtered by field and eligibility; `first` (1-100, default 20) per page,
     `after` the id of the last draft of the previous page."""
     try:
-        view, drafts, _ = await service.list_drafts(
+        view, drafts, _ = await outputs.list_drafts(
             require(info, SCOPE_READ),
             str(run_id),
             field=field,
@@ -389,7 +390,7 @@ async def work_item_enhancement_artifacts(
 ) -> list[WorkItemEnhancementArtifact]:
     """Artifacts of a run, newest first, filtered by type; `first` per page, `after` the last artifact id held."""
     try:
-        rows, _ = await service.list_artifacts(
+        rows, _ = await outputs.list_artifacts(
             require(info, SCOPE_READ), str(run_id), type=type, limit=first, after_id=str(after) if after else None
         )
     except GroundworkError as error:

@@ -19,6 +19,7 @@ from groundwork.api.resources.context_engine import (
 )
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.services.context_engine import contributions as service
+from groundwork.services.context_engine import registrations
 
 CONTRIBUTE = {"scope": "context-engine:contribute", "idempotent": True, "internal": True}
 INSPECT = {"scope": "context-engine:contribute", "internal": True}
@@ -69,15 +70,15 @@ class ContextProviderController(Controller):
         ),
     )
     async def register(self, request: Request[Principal, Any, Any], data: ProviderBody) -> Response[dict[str, Any]]:
-        row, created = await service.register_provider(
+        row, created = await registrations.register_provider(
             request.user,
-            service.ProviderRegistration(data.name, data.classification, list(data.capabilities), data.authority),
+            registrations.ProviderRegistration(data.name, data.classification, list(data.capabilities), data.authority),
         )
         return Response({"data": internal_provider_resource(row)}, status_code=201 if created else 200)
 
     @get("/", opt=INSPECT, summary="The workspace's registered providers (internal)")
     async def list_providers(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
-        rows = await service.workspace_providers(request.user)
+        rows = await registrations.workspace_providers(request.user)
         return {"data": [internal_provider_resource(r) for r in rows], "page": {"next_cursor": None, "has_more": False}}
 
 

@@ -12,6 +12,7 @@ from groundwork.api.resources.enhancement import artifact_resource, draft_resour
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
 from groundwork.platform.idempotency.calls import call_once
+from groundwork.services.enhancement import applies, outputs, run_views
 from groundwork.services.enhancement import runs as service
 
 # Creating a run or running an action adds proposals but changes no work item.
@@ -30,7 +31,7 @@ async def _replayable(
         raise tool_error(error) from None
     if "error" in outcome:
         raise tool_error(StoredError(outcome["error"]))
-    view = await service.load_run(principal, outcome["run_id"])  # the tool's own scope suffices
+    view = await run_views.load_run(principal, outcome["run_id"])  # the tool's own scope suffices
     answer: dict[str, Any] = {"data": run_resource(view), "idempotency_replayed": replayed}
     if outcome.get("pending"):  # the deadline passed first: the operation goes on
         answer["pending"] = True
@@ -99,7 +100,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
     async def get_enhancement_run(ctx: Context[Any, Any], run_id: str) -> dict[str, Any]:
         """A run with its target, drafts, artifacts, evidence references and allowed next actions."""
         try:
-            return {"data": run_resource(await service.read_run(caller(ctx, SCOPE_READ), run_id))}
+            return {"data": run_resource(await run_views.read_run(caller(ctx, SCOPE_READ), run_id))}
         except GroundworkError as error:
             raise tool_error(error) from None
 
@@ -136,7 +137,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
     ) -> dict[str, Any]:
         """Drafts of a run: proposed values per field with confidence, evidence and eligibility."""
         try:
-            view, drafts, page = await service.list_drafts(
+            view, drafts, page = await outputs.list_drafts(
                 caller(ctx, SCOPE_READ),
                 run_id,
                 field=field,
@@ -162,7 +163,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
     ) -> dict[str, Any]:
         """Artifacts of a run: review material (traces, plans, matrices, risk reports, evidence digests)."""
         try:
-            rows, page = await service.list_artifacts(
+            rows, page = await outputs.list_artifacts(
                 caller(ctx, SCOPE_READ), run_id, type=type, limit=limit, cursor=cursor
             )
         except GroundworkError as error:
@@ -182,10 +183,10 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         """Show the user exactly what applying these drafts would change, and the version to confirm with.
         Changes nothing. Then call apply_drafts with `confirm: true` and `expected_target_version`."""
         try:
-            diff, version = await service.prepare_apply(caller(ctx, SCOPE_APPLY), run_id, draft_ids)
+            diff, version = await applies.prepare_apply(caller(ctx, SCOPE_APPLY), run_id, draft_ids)
         except GroundworkError as error:
             raise tool_error(error) from None
-        return {"data": service.diff_resource(diff, version)}
+        return {"data": applies.diff_resource(diff, version)}
 
     @mcp.tool(annotations=APPLIES)
     async def apply_drafts(
@@ -200,7 +201,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         `confirm: true` and the `expected_target_version` prepare_apply returned; a stale version changes nothing."""
 
         async def apply(principal: Any) -> dict[str, Any]:
-            view, finished = await service.apply_drafts(
+            view, finished = await applies.apply_drafts(
                 principal, run_id, draft_ids, expected_target_version, confirm, idempotency_key
             )
             return {"run_id": view.run.id, "pending": not finished}

@@ -11,7 +11,7 @@ from groundwork.domain.work_items import WorkItem, format_version, full_fields
 from groundwork.persistence.repositories.enhancement.outputs import ArtifactRow, DraftRow
 from groundwork.persistence.repositories.tenancy.workspaces import VisibleProjectRow
 from groundwork.persistence.repositories.work_items import WorkItemChangeRow
-from groundwork.services.enhancement.runs import RunView
+from groundwork.services.enhancement.run_views import RunView
 
 
 def work_item_resource(item: WorkItem) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from groundwork.domain.enhancement.model import (
     SCOPE_RUN,
 )
 from groundwork.domain.tenancy.principals import Principal
+from groundwork.services.enhancement import applies, outputs, run_views
 from groundwork.services.enhancement import runs as service
 from groundwork.services.operations import status as operations
 
@@ -87,7 +88,7 @@ class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
     confirm: Confirm | None = None
 
 
-def _answer(view: service.RunView, finished: bool, created: bool) -> Response[dict[str, Any]]:
+def _answer(view: run_views.RunView, finished: bool, created: bool) -> Response[dict[str, Any]]:
     if finished:
         return Response({"data": run_resource(view)}, status_code=201 if created else 200)
     return Response(
@@ -134,7 +135,7 @@ class EnhancementRunController(Controller):
 
     @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
     async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[dict[str, Any]]:
-        view = await service.read_run(request.user, run_id)
+        view = await run_views.read_run(request.user, run_id)
         # The body is already JSON (kept with the view) and is sent as it is; the annotation documents the object.
         return EncodedJSON(run_document(view))
 
@@ -164,7 +165,7 @@ class EnhancementRunController(Controller):
         limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
-        view, drafts, page = await service.list_drafts(
+        view, drafts, page = await outputs.list_drafts(
             request.user, run_id, field=field, apply_eligible=apply_eligible, action=action, limit=limit, cursor=cursor
         )
         return {
@@ -181,7 +182,7 @@ class EnhancementRunController(Controller):
         limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
-        rows, page = await service.list_artifacts(request.user, run_id, type=type, limit=limit, cursor=cursor)
+        rows, page = await outputs.list_artifacts(request.user, run_id, type=type, limit=limit, cursor=cursor)
         return {"data": [artifact_resource(a) for a in rows], "page": page}
 
     @post(
@@ -194,7 +195,7 @@ class EnhancementRunController(Controller):
     async def apply(
         self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody
     ) -> Response[dict[str, Any]]:
-        view, finished = await service.apply_drafts(
+        view, finished = await applies.apply_drafts(
             request.user, run_id, data.draft_ids, data.expected_target_version, data.confirm, _idempotency_key(request)
         )
         return _answer(view, finished, created=False)

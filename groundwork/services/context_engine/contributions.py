@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -29,16 +28,12 @@ from groundwork.domain.context_engine.contribution import (
     parse_contribution,
     provider_rule_errors,
 )
-from groundwork.domain.context_engine.derivation import BUILTIN_PROVIDERS
 from groundwork.domain.context_engine.merge import ContributionFacts, EntryFacts, decide
 from groundwork.domain.context_engine.model import (
-    AUTHORITIES,
-    CAPABILITIES,
     EVENT_MERGE_DECIDED,
     EVENT_PERSISTED,
     EVENT_SUPERSEDED,
     EVOLUTION_RESOURCE,
-    PROVIDER_CLASSIFICATIONS,
     normalise_term,
 )
 from groundwork.domain.errors import FieldError, NotFound, ServiceUnavailable, ValidationFailed
@@ -70,88 +65,10 @@ from groundwork.workflows.context_engine import (
 )
 
 log = logging.getLogger(__name__)
-_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-# -- providers ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ProviderRegistration:
-    """A provider as its registration asks for it."""
-
-    name: str
-    classification: str
-    capabilities: list[str]
-    authority: str = "advisory"
-
-
-def _registration_errors(registration: ProviderRegistration) -> list[FieldError]:
-    errors = []
-    if not _NAME.match(registration.name or ""):
-        errors.append(FieldError("name", "must be 1 to 63 lowercase letters, digits and dashes, starting alphanumeric"))
-    elif registration.name in BUILTIN_PROVIDERS:
-        errors.append(FieldError("name", "is a built-in provider's name"))
-    if registration.classification not in PROVIDER_CLASSIFICATIONS:
-        errors.append(FieldError("classification", f"must be one of {', '.join(PROVIDER_CLASSIFICATIONS)}"))
-    if not registration.capabilities or len(set(registration.capabilities)) != len(registration.capabilities):
-        errors.append(FieldError("capabilities", "must list one or more distinct capabilities"))
-    for index, capability in enumerate(registration.capabilities):
-        if capability not in CAPABILITIES:
-            errors.append(FieldError(f"capabilities[{index}]", f"must be one of {', '.join(CAPABILITIES)}"))
-    if registration.authority not in AUTHORITIES:
-        errors.append(FieldError("authority", f"must be one of {', '.join(AUTHORITIES)}"))
-    return errors
-
-
-async def register_provider(principal: Principal, registration: ProviderRegistration) -> tuple[ProviderRow, bool]:
-    """Register a provider of the caller's workspace (by name: again updates capabilities and authority)."""
-    if errors := _registration_errors(registration):
-        raise ValidationFailed("The provider is not valid.", errors)
-    async with db.transaction():
-        existing = await provider_rows.get_provider_by_name(principal.workspace_id, registration.name)
-        if existing is not None and existing.classification != registration.classification:
-            raise ValidationFailed(
-                "A provider's classification cannot change.",
-                [FieldError("classification", f"the provider is registered as {existing.classification}")],
-            )
-        return await provider_rows.upsert_provider(
-            workspace_id=principal.workspace_id,
-            name=registration.name,
-            classification=registration.classification,
-            capabilities=list(registration.capabilities),
-            authority=registration.authority,
-            builtin=False,
-            registered_by=principal.id or None,
-        )
-
-
-async def ensure_builtin_providers(workspace_id: str) -> dict[str, ProviderRow]:
-    """Register the built-in providers of a workspace if they are not yet; returns them by name."""
-    found = {}
-    for name, (classification, capabilities, authority) in BUILTIN_PROVIDERS.items():
-        row = await provider_rows.get_provider_by_name(workspace_id, name)
-        if row is None or list(row.capabilities) != list(capabilities) or row.authority != authority:
-            row, _ = await provider_rows.upsert_provider(
-                workspace_id=workspace_id,
-                name=name,
-                classification=classification,
-                capabilities=list(capabilities),
-                authority=authority,
-                builtin=True,
-                registered_by=None,
-            )
-        found[name] = row
-    return found
-
-
-async def workspace_providers(principal: Principal) -> list[ProviderRow]:
-    """Every provider registered in the caller's workspace (the internal listing)."""
-    return await provider_rows.providers_of_workspace(principal.workspace_id)
 
 
 # -- receiving a contribution ---------------------------------------------------------------------------------

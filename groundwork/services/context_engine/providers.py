@@ -29,15 +29,16 @@ from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.context_engine.contributions import (
     catch_up_packages_here,
     contribute_in_process,
-    ensure_builtin_providers,
     work_for,
 )
+from groundwork.services.context_engine.registrations import ensure_builtin_providers
 from groundwork.workflows.context_engine import (
     ContextProvidersRunWorkflow,
     DerivedWork,
     ProvidersRunInput,
     ProvidersRunResult,
 )
+from groundwork.workflows.search_attributes import workspace_attributes
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ async def run_builtin_providers(
             ProvidersRunInput(workspace_id),
             id=f"groundwork-context-providers-now-{workspace_id or 'all'}",
             task_queue=task_queue,
+            search_attributes=workspace_attributes(workspace_id),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
         return ProvidersRun(result.contributed, result.unchanged, True)

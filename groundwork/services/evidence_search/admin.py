@@ -46,6 +46,7 @@ from groundwork.workflows.evidence_search import (
     CorpusResegmentWorkflow,
     resegment_workflow_id,
 )
+from groundwork.workflows.search_attributes import workspace_attributes
 
 log = logging.getLogger(__name__)
 _CONCURRENT_INGESTS = 4
@@ -158,7 +159,7 @@ async def ingest_files(
                     outcome.outcome = received.outcome
                     return
                 if client is not None:
-                    handle = await start_ingest(client, task_queue, received.version_id)
+                    handle = await start_ingest(client, task_queue, received.version_id, project.workspace_id)
                     result = await handle.result()
                 elif index:
                     # Published now; indexed with every other file at the end, then activated (index first).
@@ -246,6 +247,7 @@ async def resegment(
             CorpusResegmentInput(segmenter_id, activate=activate),
             id=resegment_workflow_id(segmenter_id),
             task_queue=task_queue,
+            search_attributes=workspace_attributes(None),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             execution_timeout=timedelta(hours=12),
         )

@@ -46,6 +46,7 @@ from groundwork.workflows.evidence_search import (
     CorpusIngestWorkflow,
     ingest_workflow_id,
 )
+from groundwork.workflows.search_attributes import workspace_attributes
 
 log = logging.getLogger(__name__)
 
@@ -166,13 +167,14 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
     return Received("added", source.id, version.id)
 
 
-async def start_ingest(client: Client, task_queue: str, version_id: str) -> WorkflowHandle[Any, Any]:
+async def start_ingest(client: Client, task_queue: str, version_id: str, workspace_id: str) -> WorkflowHandle[Any, Any]:
     """Start (or join) the version's ingest workflow."""
     return await client.start_workflow(
         CorpusIngestWorkflow.run,
         CorpusIngestInput(version_id),
         id=ingest_workflow_id(version_id),
         task_queue=task_queue,
+        search_attributes=workspace_attributes(workspace_id),
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         execution_timeout=timedelta(hours=1),
     )
@@ -284,7 +286,7 @@ async def contribute_source(
     status = 200
     if received.outcome not in ("unchanged", "reclassified"):
         try:
-            handle = await start_ingest(await temporal.get(), task_queue, received.version_id)
+            handle = await start_ingest(await temporal.get(), task_queue, received.version_id, principal.workspace_id)
         except (RPCError, OSError, TimeoutError, RuntimeError) as exc:
             raise IngestUnavailable(f"Ingestion cannot start now ({exc}); send the source again later.") from None
         status = 202

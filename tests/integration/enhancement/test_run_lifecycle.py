@@ -24,15 +24,12 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories.enhancement import run_evidence, runs
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.platform.outbox import OutboxEventRow
+from groundwork.services.enhancement import run_updates
 from groundwork.services.enhancement import runs as service
 from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
 from groundwork.services.enhancement.evidence import CorpusEvidence
-from groundwork.workflows.enhancement import (
-    ActionsRequest,
-    EnhancementRunInput,
-    EnhancementRunWorkflow,
-    RunActionUpdate,
-)
+from groundwork.workflows.enhancement import EnhancementRunWorkflow
+from groundwork.workflows.enhancement_contract import ActionsRequest, EnhancementRunInput, RunActionUpdate
 from tests.conftest import Workspace, free_port, idem, serving
 from tests.fakes.chat_completions import Script, chat_completions_endpoint
 from tests.integration.enhancement.conftest import activity_tasks, create_run, own_queue, run_action
@@ -248,7 +245,7 @@ async def test_an_apply_past_its_deadline_answers_202_and_still_happens(
     key = await workspace.key("owner", admin=True)
     run = (await create_run(client, workspace, key, work_item["id"], ["estimate"])).json()["data"]
     # A deadline no workflow can meet: the call must answer at once, and the apply carry on.
-    monkeypatch.setattr(service, "ACCEPT_SECONDS", 0.001)
+    monkeypatch.setattr(run_updates, "ACCEPT_SECONDS", 0.001)
     response = await client.post(
         f"/api/v1/work-item-enhancements/{run['id']}/apply",
         json={"draft_ids": [run["drafts"][0]["id"]], "expected_target_version": work_item["version"], "confirm": True},

@@ -9,7 +9,7 @@ from temporalio.converter import DataConverter
 
 from groundwork.platform.temporal import payloads as temporal_payloads
 from groundwork.platform.temporal.payloads import GroundworkPayloadConverter, data_converter
-from groundwork.workflows.enhancement import ActionResult, EnhancementRunInput
+from groundwork.workflows.enhancement_contract import ActionResult, EnhancementRunInput
 
 
 async def test_payloads_are_byte_for_byte_those_of_the_pydantic_converter_and_read_back_equal() -> None:

@@ -1,4 +1,5 @@
-"""A rejected or failed Update reaches every transport as the error its rule names, never a generic 400."""
+"""services/enhancement/run_updates: a rejected or failed Update reaches every transport as the error its rule names,
+never a generic 400."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
 from groundwork.domain.errors import ValidationFailed
-from groundwork.services.enhancement.runs import _update_error, check_wait
+from groundwork.services.enhancement.run_updates import update_error
+from groundwork.services.enhancement.runs import check_wait
 
 
 @pytest.mark.parametrize(
@@ -19,13 +21,13 @@ from groundwork.services.enhancement.runs import _update_error, check_wait
     ],
 )
 def test_an_update_refused_by_the_run_maps_to_its_code(kind: str, status: int, code: str) -> None:
-    error = _update_error(WorkflowUpdateFailedError(ApplicationError("design is already pending", type=kind)))
+    error = update_error(WorkflowUpdateFailedError(ApplicationError("design is already pending", type=kind)))
     assert (error.status, error.code) == (status, code)
     assert "already pending" in error.detail
 
 
 def test_validators_of_runs_started_before_this_version_map_by_their_message_prefix() -> None:
-    error = _update_error(WorkflowUpdateFailedError(ValueError("invalid_action: unknown action 'poetry'")))
+    error = update_error(WorkflowUpdateFailedError(ValueError("invalid_action: unknown action 'poetry'")))
     assert (error.status, error.code) == (422, "invalid_action")
 
 

@@ -1,4 +1,5 @@
-"""Signed delivery of committed events: verification, fan-out, retries, outages, 410, Retry-After."""
+"""services/webhooks/deliveries: signed delivery of committed events: verification, fan-out, retries, outages, 410,
+Retry-After."""
 
 from __future__ import annotations
 

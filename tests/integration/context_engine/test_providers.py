@@ -1,5 +1,5 @@
-"""The built-in providers derive packages from the project's own data, on a schedule or on demand, and a second
-run over unchanged data writes nothing and emits nothing."""
+"""services/context_engine/providers: the built-in providers derive packages from the project's own data, on a
+schedule or on demand, and a second run over unchanged data writes nothing and emits nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reading a run: a process reuses a run's row and rendered view only while nothing it shows has changed."""
+"""services/enhancement/run_views: reading a run: a process reuses a run's row and rendered view only while nothing it
+shows has changed."""
 
 from __future__ import annotations
 

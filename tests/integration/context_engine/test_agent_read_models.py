@@ -1,5 +1,6 @@
-"""The Agent API answers directional signals only: a walk over every response of every endpoint finds nothing but
-allow-listed field names, and no rate, money, invoice data, name, e-mail or principal id."""
+"""services/context_engine/agent_read_models: the Agent API answers directional signals only: a walk over every
+response of every endpoint finds nothing but allow-listed field names, and no rate, money, invoice data, name, e-mail
+or principal id."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Apply races, replays, eligibility, expiry and the outbox events of a run."""
+"""services/enhancement/applies: apply races, replays, eligibility, expiry and the outbox events of a run."""
 
 from __future__ import annotations
 
