@@ -77,18 +77,19 @@ async def test_bulk_items_fail_on_their_own_as_the_single_command_would(
     await start_thread(client, people, people.bob, [people.alice], "for alice")
     await relay_pass(temporal_client, settings)
     [theirs] = (await inbox(client, people, people.alice))["data"]
-    body = {
+    items: list[dict[str, Any]] = [
+        {"id": mine["id"], "expected_version": 1},
+        {"id": theirs["id"], "expected_version": 1},
+        {"id": "notification_01JDNOSUCHTHINGATALL00000", "expected_version": 1},
+    ]
+    body: dict[str, Any] = {
         "command": "acknowledge",
         "confirm": True,
-        "items": [
-            {"id": mine["id"], "expected_version": 1},
-            {"id": theirs["id"], "expected_version": 1},
-            {"id": "notification_01JDNOSUCHTHINGATALL00000", "expected_version": 1},
-        ],
+        "items": items,
     }
     assert (await command(client, people, people.bob, mine["id"], "read", expected_version=1)).status_code == 200
-    body["items"][0]["expected_version"] = 2
-    body["items"].append({"id": fresh["id"], "expected_version": 1})
+    items[0]["expected_version"] = 2
+    items.append({"id": fresh["id"], "expected_version": 1})
     answer = (await _bulk(client, people, body)).json()["data"]
     assert [(i["moved"], i.get("status"), (i.get("error") or {}).get("code")) for i in answer["items"]] == [
         (True, "acknowledged", None),

@@ -132,7 +132,7 @@ async def test_unsnooze_and_a_second_snooze_leave_the_earlier_timer_nothing_to_d
 
 async def test_snooze_refusals_change_nothing(client: httpx.AsyncClient, people: People, notify: Notify) -> None:
     created = await notify()
-    cases = [
+    cases: list[tuple[dict[str, Any], int, str]] = [
         ({"expected_version": 1, "for": "PT1H"}, 422, "confirmation_required"),
         ({"expected_version": 1, "for": "PT1H", "confirm": False}, 422, "confirmation_required"),
         ({"expected_version": 1, "confirm": True}, 422, "validation_failed"),
@@ -165,9 +165,12 @@ async def test_a_dismissed_notification_cannot_be_snoozed_and_dismissing_ends_a_
     client: httpx.AsyncClient, people: People, notify: Notify
 ) -> None:
     created = await notify()
-    for version, (name, extra) in enumerate(
-        [("read", {}), ("acknowledge", {"confirm": True}), ("snooze", {"confirm": True, "for": "PT1H"})], start=1
-    ):
+    moves: list[tuple[str, dict[str, Any]]] = [
+        ("read", {}),
+        ("acknowledge", {"confirm": True}),
+        ("snooze", {"confirm": True, "for": "PT1H"}),
+    ]
+    for version, (name, extra) in enumerate(moves, start=1):
         assert (
             await command(client, people, people.bob, created["id"], name, expected_version=version, **extra)
         ).status_code == 200

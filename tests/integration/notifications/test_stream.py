@@ -21,7 +21,7 @@ from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.services.tenancy import api_keys
 from tests.conftest import serving
-from tests.integration.notifications.conftest import People, command, relay_pass, start_thread
+from tests.integration.notifications.conftest import People, command, relay_pass, start_thread, wait_until
 
 Notify = Callable[..., Awaitable[dict[str, Any]]]
 HEARTBEAT = 0.5
@@ -227,16 +227,23 @@ async def test_another_principal_s_change_is_shown_to_nobody_else(
         feeds.open(outsider) as admin,
         feeds.open(people.bob.key) as bob,
     ):
-        for version, (name, extra) in enumerate(
-            [("read", {}), ("acknowledge", {"confirm": True}), ("snooze", {"confirm": True, "for": "PT1H"})], start=1
-        ):
+        moves: list[tuple[str, dict[str, Any]]] = [
+            ("read", {}),
+            ("acknowledge", {"confirm": True}),
+            ("snooze", {"confirm": True, "for": "PT1H"}),
+        ]
+        for version, (name, extra) in enumerate(moves, start=1):
             moved = await command(client, people, people.bob, bobs["id"], name, expected_version=version, **extra)
             assert moved.status_code == 200
         await bob.wait_for(lambda _: len(bob.changes()) == 3)
         # Long enough for every other stream to have heard the same commits and beaten its heart since.
         beats = {s: len([e for e in s.events if e.comment]) for s in (alice, carol, admin)}
         for other in (alice, carol, admin):
-            await other.wait_for(lambda events, s=other: len([e for e in events if e.comment]) >= beats[s] + 2)
+
+            def beat_twice(events: list[Event], enough: int = beats[other] + 2) -> bool:
+                return len([e for e in events if e.comment]) >= enough
+
+            await other.wait_for(beat_twice)
             assert other.changes() == []
             assert bobs["id"] not in "".join(e.data for e in other.events)
 
@@ -257,7 +264,14 @@ async def test_heartbeats_keep_an_idle_stream_and_a_key_holds_a_bounded_number_o
         other_key = await people.workspace.key("bob", ["notifications:read"])
         async with feeds.open(other_key) as third:
             assert third.events[0].event == "ready"
-    # Closed streams give their slots back.
+    # Closed streams give their slots back as soon as the server sees the clients leave, not a lease (45 s) later.
+    key_id = (await api_keys.resolve_key(people.bob.key)).api_key_id  # type: ignore[union-attr]
+
+    async def slots_given_back() -> bool:
+        held = await db.fetchrow("SELECT count(*) AS n FROM notification_stream_leases WHERE api_key_id = $1", key_id)
+        return held is not None and held["n"] == 0
+
+    await wait_until(slots_given_back, timeout=5, what="the closed streams' slots")
     async with feeds.open(people.bob.key), feeds.open(people.bob.key):
         pass
 

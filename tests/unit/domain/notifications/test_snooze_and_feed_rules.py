@@ -110,7 +110,10 @@ def test_bulk_input_names_each_bad_item_and_refuses_repeats() -> None:
         "items[3].id",
         "reason",
     ]
-    for items in ([], [{"id": f"notification_{n}", "expected_version": 1} for n in range(MAX_BULK_ITEMS + 1)], None):
+    too_long: list[dict[str, object]] = [
+        {"id": f"notification_{n}", "expected_version": 1} for n in range(MAX_BULK_ITEMS + 1)
+    ]
+    for too_many_items in ([], too_long, None):
         with pytest.raises(ValidationFailed) as too_many:
-            validate_bulk("read", items, None)
+            validate_bulk("read", too_many_items, None)
         assert too_many.value.errors[0].path == "items"
