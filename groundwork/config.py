@@ -184,6 +184,16 @@ class Settings:
     )
     digest_hourly_seconds: int = 3600
     digest_daily_seconds: int = 86400
+    # The live notification feed (`GET /api/v1/notifications/stream`): a heartbeat comment this often while
+    # idle, each stream ended after this long (clients reconnect with `Last-Event-ID`), and at most this many
+    # open streams per API key across every API process.
+    notification_stream_heartbeat_seconds: float = field(
+        default_factory=lambda: _seconds_from_env("GROUNDWORK_NOTIFICATION_STREAM_HEARTBEAT_SECONDS", 15.0)
+    )
+    notification_stream_seconds: float = field(
+        default_factory=lambda: _seconds_from_env("GROUNDWORK_NOTIFICATION_STREAM_SECONDS", 1800.0)
+    )
+    notification_streams_per_key: int = 5
 
     @cached_property
     def keyring(self) -> KeyRing | None:

@@ -50,6 +50,7 @@ from groundwork.services.enhancement.run_evidence import EvidenceSource
 from groundwork.services.enhancement.runs import sweep_queued_runs
 from groundwork.services.evidence_search import search as corpus_search
 from groundwork.services.notifications.fanout import NotificationFanout
+from groundwork.services.notifications.snooze_timers import SnoozeTimers
 from groundwork.services.tenancy import project_access
 from groundwork.services.webhooks.deliveries import WebhookDeliveries
 from groundwork.services.webhooks.secrets import seal_legacy_webhook_secrets
@@ -68,7 +69,11 @@ from groundwork.workflows.maintenance import (
     PurgeIdempotencyKeysWorkflow,
     PurgeWebhookHistoryWorkflow,
 )
-from groundwork.workflows.notifications import NOTIFICATION_WORKFLOWS
+from groundwork.workflows.notifications import (
+    CHANGES_PURGE_SCHEDULE_ID,
+    NOTIFICATION_WORKFLOWS,
+    PurgeNotificationChangesWorkflow,
+)
 from groundwork.workflows.search_attributes import workspace_attributes
 from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
 from groundwork.workflows.work_items import WORK_ITEM_WORKFLOWS
@@ -104,13 +109,15 @@ def enhancer_for(settings: Settings) -> Enhancer:
 
 
 def outbox_relay(client: Client, settings: Settings, **options: Any) -> OutboxRelay:
-    """The outbox relay with every domain's consumer: notifications first, then webhook deliveries."""
+    """The outbox relay with every domain's consumer: notifications first (then their snooze timers), then
+    webhook deliveries."""
 
     async def get_client() -> Client:
         return client
 
     consumers: list[OutboxConsumer] = [
         NotificationFanout(get_client, settings),
+        SnoozeTimers(get_client, settings),
         WebhookDeliveries(get_client, settings),
     ]
     options.setdefault("sweep_seconds", settings.webhook_sweep_seconds)
@@ -176,6 +183,21 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
                 action=ScheduleActionStartWorkflow(
                     PurgeWebhookHistoryWorkflow.run,
                     id=WEBHOOK_HISTORY_SCHEDULE_ID,
+                    task_queue=task_queue,
+                    typed_search_attributes=workspace_attributes(None),
+                ),
+                spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
+                policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
+            ),
+        )
+    # The live notification feed's changes past its resume window.
+    with contextlib.suppress(ScheduleAlreadyRunningError):
+        await client.create_schedule(
+            CHANGES_PURGE_SCHEDULE_ID,
+            Schedule(
+                action=ScheduleActionStartWorkflow(
+                    PurgeNotificationChangesWorkflow.run,
+                    id=CHANGES_PURGE_SCHEDULE_ID,
                     task_queue=task_queue,
                     typed_search_attributes=workspace_attributes(None),
                 ),

@@ -1,4 +1,5 @@
-"""Notification activities: send one delivery (e-mail over SMTP, or a chat incoming-webhook POST), or a digest.
+"""Notification activities: send one delivery (e-mail over SMTP, or a chat incoming-webhook POST), or a digest;
+end a snooze when its timer fires; purge the live feed's changes past its resume window.
 
 Each checks its row first (a settled delivery is not sent again), checks the recipient's current
 preferences (switched off since: `skipped`), sends while heartbeating (a dead worker's attempt is
@@ -24,18 +25,22 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from groundwork.config import Settings
+from groundwork.domain.notifications.feed import RESUME_WINDOW
+from groundwork.persistence.repositories.notifications import changes
 from groundwork.persistence.repositories.notifications import deliveries as repo
 from groundwork.platform import http_targets as webhook_targets
 from groundwork.platform.observability import metrics
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.notifications.preferences import preferences_for_sending
 from groundwork.services.notifications.sink_messages import Composer
+from groundwork.services.notifications.snoozing import wake
 from groundwork.workflows.notifications import (
     PERMANENT_FAILURE,
     DeliveryRequest,
     DigestRequest,
     SendFailure,
     SendOutcome,
+    SnoozeTimer,
 )
 
 log = logging.getLogger("groundwork.notifications")
@@ -199,8 +204,13 @@ class NotificationActivities:
             await repo.finish_digest(request.digest_id, "empty", [])
             return SendOutcome("empty")
         prefs, _ = preferences_for_sending(contexts[0].preferences, self.keyring)
+        # What still needs attention: unread or read, and not snoozed (the recipient asked not to hear of it yet).
         wanted = [
-            c for c in contexts if prefs.wants(c.event_type, "email") and c.notification_status in ("unread", "read")
+            c
+            for c in contexts
+            if prefs.wants(c.event_type, "email")
+            and c.notification_status in ("unread", "read")
+            and c.notification_snoozed_until is None
         ]
         skipped = [c.id for c in contexts if c not in wanted]
         if not wanted:
@@ -229,6 +239,20 @@ class NotificationActivities:
         await repo.finish_digest(failure.id, "failed", [c.id for c in contexts], error=failure.error)
         return SendOutcome("failed", failure.error)
 
+    @activity.defn(name="wake_snoozed_notification")
+    async def wake_snoozed_notification(self, timer: SnoozeTimer) -> str:
+        """Bring a notification back at its snooze's end (`woken`), unless the snooze ended before (`ended`)."""
+        outcome = await wake(timer.snooze_id)
+        metrics.NOTIFICATION_SNOOZES_ENDED.labels(outcome).inc()
+        return outcome
+
+    @activity.defn(name="purge_notification_changes")
+    async def purge_notification_changes(self) -> int:
+        """Delete the live feed's changes past its resume window."""
+        purged = await changes.purge_changes(RESUME_WINDOW.total_seconds())
+        log.info("purged %d notification changes", purged)
+        return purged
+
     def all(self) -> list[Any]:
         """Every activity of this object, for the worker."""
         return [
@@ -236,4 +260,6 @@ class NotificationActivities:
             self.fail_notification_delivery,
             self.send_notification_digest,
             self.fail_notification_digest,
+            self.wake_snoozed_notification,
+            self.purge_notification_changes,
         ]

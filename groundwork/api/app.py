@@ -43,7 +43,9 @@ from groundwork.api.rest.health import live, ready
 from groundwork.api.rest.metrics import prometheus_metrics
 from groundwork.api.rest.notifications.actions import show_action, use_action
 from groundwork.api.rest.notifications.inbox import NotificationController
+from groundwork.api.rest.notifications.stream import notification_stream
 from groundwork.api.rest.notifications.threads import MessageController
+from groundwork.api.rest.notifications.views import view_notification
 from groundwork.api.rest.tenancy.administration import (
     EngagementController,
     PortfolioController,
@@ -147,9 +149,11 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
             EnhancementRunController,
             get_operation,
             NotificationController,
+            notification_stream,
             MessageController,
             show_action,
             use_action,
+            view_notification,
             ConnectedAppController,
             PortfolioController,
             EngagementController,
@@ -178,7 +182,8 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
                 Tag(
                     name="notifications",
                     description="Notifications and messaging: contract v0.2 (preview). Self-scoped inbox, "
-                    "lifecycle commands, participant-scoped threads, preferences, action links.",
+                    "lifecycle and snooze commands, bulk moves, a live feed (Server-Sent Events), participant-scoped "
+                    "threads, preferences, action links and the pages behind e-mail links.",
                 ),
                 Tag(
                     name="connected apps", description="Connected apps and their declarations (contract v0.2, preview)."

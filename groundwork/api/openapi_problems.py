@@ -78,8 +78,9 @@ _REASONS: dict[int, str] = {
     404: "`not_found`: no such resource, or one in another workspace or a project the caller cannot see.",
     409: "A conflict with the current state: `version_conflict` / `target_version_mismatch` (with "
     "`current_version`), `invalid_transition`, `run_not_reviewable`, `idempotency_key_in_use`; nothing changed.",
-    410: "`action_link_used` / `action_link_expired`: the link was used or is too old; `passage_superseded`: the "
-    "passage's source (or segmenter) version no longer serves, with `active_passage_id` and `active_version_id`.",
+    410: "`action_link_used` / `action_link_expired` / `view_link_expired`: the link was used or is too old; "
+    "`passage_superseded`: the passage's source (or segmenter) version no longer serves, with `active_passage_id` "
+    "and `active_version_id`.",
     413: "`payload_too_large`: the body exceeds the configured limit.",
     415: "`unsupported_media_type`: a body sent as anything but `application/json`.",
     422: "`validation_failed` (with `errors[{path, message}]`), `confirmation_required`, `invalid_action`, "

@@ -35,10 +35,11 @@ PREFIXES = frozenset(
         "src",
         "psg",
         "srcv",
-        # Notifications and messaging: audit records, change proposals, connected apps.
+        # Notifications and messaging: audit records, change proposals, connected apps, snoozes.
         "aud",
         "ncp",
         "app",
+        "snz",
     }
 )
 

@@ -1,5 +1,7 @@
 """Notification sends: `NotificationDeliveryWorkflow` (one notification, one channel) and
-`NotificationDigestWorkflow` (one recipient's e-mail digest of one window, sent when a durable timer fires).
+`NotificationDigestWorkflow` (one recipient's e-mail digest of one window, sent when a durable timer fires);
+`NotificationSnoozeWorkflow` (a snooze's durable timer, which brings the notification back) and
+`PurgeNotificationChangesWorkflow` (the live feed's changes past the resume window).
 
 Each send is an activity Temporal retries with backoff; the activity heartbeats while it talks to
 the SMTP server or the chat webhook, so a worker that dies mid-send has its attempt retried on
@@ -144,4 +146,54 @@ class NotificationDigestWorkflow:
         return await _send("send_notification_digest", request, "fail_notification_digest", request.digest_id, 300)
 
 
-NOTIFICATION_WORKFLOWS: list[type] = [NotificationDeliveryWorkflow, NotificationDigestWorkflow]
+@dataclass
+class SnoozeTimer:
+    """Input of `NotificationSnoozeWorkflow` and of its wake activity; `until` is ISO 8601 UTC."""
+
+    snooze_id: str
+    notification_id: str
+    until: str
+
+
+@workflow.defn(name="NotificationSnoozeWorkflow")
+class NotificationSnoozeWorkflow:
+    """Sleeps on a durable timer until the snooze ends, then brings the notification back (unless the snooze
+    was replaced or ended since: the activity then changes nothing)."""
+
+    @workflow.run
+    async def run(self, timer: SnoozeTimer) -> str:
+        wait = (datetime.fromisoformat(timer.until) - workflow.now()).total_seconds()
+        if wait > 0:
+            await workflow.sleep(timedelta(seconds=wait))
+        return await workflow.execute_activity(
+            "wake_snoozed_notification",
+            timer,
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=_RECORD_RETRY,
+        )
+
+
+CHANGES_PURGE_SCHEDULE_ID = "groundwork-purge-notification-changes"
+
+
+@workflow.defn(name="PurgeNotificationChangesWorkflow")
+class PurgeNotificationChangesWorkflow:
+    """Deletes the live feed's changes older than its resume window; safe to run any number of times."""
+
+    @workflow.run
+    async def run(self) -> int:
+        return await workflow.execute_activity(
+            "purge_notification_changes",
+            result_type=int,
+            start_to_close_timeout=timedelta(minutes=10),
+            retry_policy=RetryPolicy(maximum_attempts=5),
+        )
+
+
+NOTIFICATION_WORKFLOWS: list[type] = [
+    NotificationDeliveryWorkflow,
+    NotificationDigestWorkflow,
+    NotificationSnoozeWorkflow,
+    PurgeNotificationChangesWorkflow,
+]

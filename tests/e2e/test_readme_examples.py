@@ -34,6 +34,7 @@ API_REFERENCE = (
 )
 SHELL_BLOCK = re.compile(r"^( *)```sh\n(.*?)^\1```", re.S | re.M)
 ACTION_LINK = re.compile(r"http://127\.0\.0\.1:(\d+)/api/v1/notification-actions/(\S+)")
+VIEW_LINK = re.compile(r"http://127\.0\.0\.1:(\d+)/api/v1/notification-views/(\S+)")
 
 
 def example_files() -> list[Path]:
@@ -115,10 +116,15 @@ def test_every_readme_example_runs_on_a_fresh_machine(tmp_path: Path) -> None:
         assert len(codes) >= 80, codes
         # Exactly one answer is meant to be a refusal: the apply preview (confirm omitted -> 422 with the diff).
         assert [code for code in codes if not 200 <= code < 300] == [422], codes
-        # The e-mail example: the sink printed the action link; following it acknowledges once.
+        # The e-mail example: the sink printed the view link, a page with no key, and the action link;
+        # following that acknowledges once.
+        view = VIEW_LINK.search(up.wait_for("View:", 60))
         link = ACTION_LINK.search(up.wait_for("Acknowledge:", 60))
-        assert link is not None
+        assert view is not None and link is not None
         with httpx.Client(timeout=30) as http:
+            page = http.get(f"http://127.0.0.1:{up.port}/api/v1/notification-views/{view.group(2)}")
+            assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+            assert "Yes, the last blocker closes tomorrow." in page.text
             url = f"http://127.0.0.1:{up.port}/api/v1/notification-actions/{link.group(2)}"
             assert http.post(url).status_code == 200
             assert http.post(url).status_code == 410

@@ -82,6 +82,9 @@ REST: dict[str, Rest] = {
     # is 404 and shows nothing (tests/integration/notifications/test_channels.py covers real links).
     "GET /api/v1/notification-actions/{token}": Rest(PUBLIC, params={"token": "forged"}),
     "POST /api/v1/notification-actions/{token}": Rest(PUBLIC, body=_none, params={"token": "forged"}),
+    # The page behind an e-mail's View link: the signed token is the credential, and opens that page only
+    # (tests/e2e/test_notification_page.py covers real links in Chromium).
+    "GET /api/v1/notification-views/{token}": Rest(PUBLIC, params={"token": "forged"}),
     # GraphQL's own page and endpoint: every field is in GRAPHQL below.
     "GET /graphql": Rest(TRANSPORT, why="the GraphiQL page; queries are checked field by field in GRAPHQL"),
     "POST /graphql": Rest(TRANSPORT, why="checked field by field in GRAPHQL"),
@@ -171,6 +174,20 @@ REST: dict[str, Rest] = {
         N_WRITE, body=lambda ids: {"channels": {"in_app": {"enabled": True}}}, unseen_other=LISTED
     ),
     "POST /api/v1/notifications/read-all": Rest(N_OPERATE, body=lambda ids: {}, unseen_other=LISTED),
+    # Each item is checked as the single command would be: someone else's notification is that item's 404
+    # (`not_found` in `data.items[]`) in an answer about the caller's own request.
+    "POST /api/v1/notifications/bulk": Rest(
+        N_OPERATE,
+        body=lambda ids: {
+            "command": "acknowledge",
+            "items": [{"id": ids["notification"], "expected_version": 2}],
+            "confirm": True,
+        },
+        unseen_other=LISTED,
+    ),
+    # The caller's own live feed (Server-Sent Events; the session's streams end after a second): nothing of
+    # anyone else's notifications is in it.
+    "GET /api/v1/notifications/stream": Rest(N_READ, unseen_other=LISTED),
     "GET /api/v1/notifications/{notification_id}": Rest(N_READ),
     "POST /api/v1/notifications/{notification_id}/read": Rest(N_OPERATE, body=lambda ids: {"expected_version": 2}),
     "POST /api/v1/notifications/{notification_id}/acknowledge": Rest(
@@ -179,6 +196,10 @@ REST: dict[str, Rest] = {
     "POST /api/v1/notifications/{notification_id}/dismiss": Rest(
         N_OPERATE, body=lambda ids: {"expected_version": 2, "confirm": True}
     ),
+    "POST /api/v1/notifications/{notification_id}/snooze": Rest(
+        N_OPERATE, body=lambda ids: {"expected_version": 2, "for": "PT1H", "confirm": True}
+    ),
+    "POST /api/v1/notifications/{notification_id}/unsnooze": Rest(N_OPERATE, body=lambda ids: {"expected_version": 2}),
     # Threads: participant-scoped; a non-participant gets 404.
     "GET /api/v1/messages": Rest(N_READ, unseen_other=LISTED),
     "POST /api/v1/messages": Rest(

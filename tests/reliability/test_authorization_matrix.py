@@ -520,6 +520,7 @@ async def _nothing_changed(client: httpx.AsyncClient, victim: Victim) -> None:
     recipient = {"Authorization": f"Bearer {victim.recipient}"}
     notification = (await client.get(f"/api/v1/notifications/{ids['notification']}", headers=recipient)).json()
     assert (notification["data"]["status"], notification["data"]["version"]) == ("read", 2)
+    assert notification["data"]["snoozedUntil"] is None  # nobody snoozed it
     thread = (await client.get(f"/api/v1/messages/{ids['thread']}", headers=recipient)).json()["data"]
     assert len(thread["messages"]) == 1  # nobody else posted into it
 

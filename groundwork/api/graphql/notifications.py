@@ -55,6 +55,7 @@ class NotificationResourceRef:
 @strawberry.type
 class NotificationHistoryEntry:
     audit_reference: str
+    command: str
     actor_id: str
     via: str
     app_id: str | None
@@ -62,6 +63,7 @@ class NotificationHistoryEntry:
     from_status: str
     to_status: str
     version: int
+    snoozed_until: str | None
     reason: str | None
     operation_id: str
     occurred_at: str
@@ -80,6 +82,9 @@ class Notification:
     resource: NotificationResourceRef
     event_type: str
     created_at: str
+    snoozed_until: str | None = strawberry.field(
+        default=None, description="While snoozed: when it comes back (it is left out of lists until then)."
+    )
     history: list[NotificationHistoryEntry] | None = None
 
     @classmethod
@@ -102,11 +107,13 @@ class Notification:
             resource=NotificationResourceRef(type=data["resource"]["type"], id=strawberry.ID(data["resource"]["id"])),
             event_type=data["eventType"],
             created_at=data["createdAt"],
+            snoozed_until=data["snoozedUntil"],
             history=None
             if history is None
             else [
                 NotificationHistoryEntry(
                     audit_reference=h["auditReference"],
+                    command=h["command"],
                     actor_id=h["actorId"],
                     via=h["via"],
                     app_id=h["appId"],
@@ -114,6 +121,7 @@ class Notification:
                     from_status=h["from"],
                     to_status=h["to"],
                     version=h["version"],
+                    snoozed_until=h["snoozedUntil"],
                     reason=h["reason"],
                     operation_id=h["operationId"],
                     occurred_at=h["occurredAt"],
@@ -134,6 +142,9 @@ class NotificationFilter:
     status: str | None = None
     source_kind: str | None = None
     since: str | None = None
+    snoozed: bool | None = strawberry.field(
+        default=None, description="true: only snoozed notifications (left out otherwise)"
+    )
 
 
 @strawberry.input
@@ -154,7 +165,11 @@ class NotificationConnection:
     @strawberry.field(description="How many of the caller's notifications match the filter (counted on request).")
     async def total_count(self) -> int:
         return await service.count_notifications(
-            self._principal, status=self._filter.status, source_kind=self._filter.source_kind, since=self._filter.since
+            self._principal,
+            status=self._filter.status,
+            source_kind=self._filter.source_kind,
+            since=self._filter.since,
+            snoozed=self._filter.snoozed,
         )
 
 
@@ -180,6 +195,8 @@ class NotificationChangeProposal:
     from_status: str | None = None
     to_status: str | None = None
     expected_version: int | None = None
+    snooze_until: str | None = None
+    snooze_for: str | None = None
     reason: str | None = None
     evidence_refs: JSON | None = None
     valid: bool | None = None
@@ -201,6 +218,8 @@ class NotificationChangeProposal:
             from_status=data["fromStatus"],
             to_status=data["toStatus"],
             expected_version=data["expectedVersion"],
+            snooze_until=data["snoozeUntil"],
+            snooze_for=data["snoozeFor"],
             reason=data["reason"],
             evidence_refs=data["evidenceRefs"],
             valid=data["valid"],
@@ -235,10 +254,14 @@ class NotificationEvidenceRefInput:
 @strawberry.input
 class DraftNotificationChangeInput:
     notification_id: strawberry.ID
-    requested_outcome: str = strawberry.field(description="read, acknowledged or dismissed")
+    requested_outcome: str = strawberry.field(description="read, acknowledged, dismissed, snoozed or unsnoozed")
     expected_version: int | None = None
     reason: str | None = None
     evidence_refs: list[NotificationEvidenceRefInput] | None = None
+    snooze_until: str | None = strawberry.field(default=None, description="snoozed: until this time")
+    snooze_for: str | None = strawberry.field(
+        default=None, description="snoozed: for this ISO 8601 duration (PT30M, P1D), counted from the apply"
+    )
 
 
 @strawberry.input
@@ -299,6 +322,7 @@ async def notification_list(
             since=chosen.since,
             limit=page.first,
             cursor=page.after,
+            snoozed=chosen.snoozed,
         )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
@@ -361,6 +385,8 @@ async def draft_notification_change(
             input.expected_version,
             input.reason,
             [{"kind": r.kind, "id": r.id} for r in input.evidence_refs] if input.evidence_refs is not None else None,
+            input.snooze_until,
+            input.snooze_for,
         )
     except GroundworkError as error:
         return NotificationChangeProposal(ok=False, errors=refused(error))

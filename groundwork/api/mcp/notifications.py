@@ -87,10 +87,12 @@ def register_notification_tools(mcp: MCPServer) -> None:
         since: str | None = None,
         limit: int = 20,
         cursor: str | None = None,
+        snoozed: bool | None = None,
     ) -> dict[str, Any]:
         """Read your notifications and threads (contract v0.2, preview). With `resource_id` (notification_,
         thread_, op_ or ncp_): its canonical detail with provenance and allowed actions. Otherwise a bounded
-        `view`: `inbox` (filters status, source_kind, since; limit up to 100, cursor), `threads`,
+        `view`: `inbox` (filters status, source_kind, since, snoozed: true for only the snoozed ones, which
+        the inbox otherwise leaves out; limit up to 100, cursor), `threads`,
         `preferences`, or `summary` (what changed since `since` in what you requested, watch or take part in).
         Read only."""
         principal = caller(ctx, SCOPE_READ)
@@ -99,7 +101,14 @@ def register_notification_tools(mcp: MCPServer) -> None:
                 return await _resource(principal, resource_id, limit, cursor)
             if view not in VIEWS:
                 raise ValidationFailed("Unknown view.", [FieldError("view", f"one of {', '.join(VIEWS)}")])
-            filters = {"status": status, "source_kind": source_kind, "since": since, "limit": limit, "cursor": cursor}
+            filters = {
+                "status": status,
+                "source_kind": source_kind,
+                "since": since,
+                "limit": limit,
+                "cursor": cursor,
+                "snoozed": snoozed,
+            }
             return await _view(principal, view, filters)
         except GroundworkError as error:
             raise tool_error(error) from None
@@ -112,15 +121,26 @@ def register_notification_tools(mcp: MCPServer) -> None:
         expected_version: int,
         reason: str | None = None,
         evidence_refs: list[dict[str, str]] | None = None,
+        snooze_until: str | None = None,
+        snooze_for: str | None = None,
     ) -> dict[str, Any]:
-        """Propose moving one of your notifications to `requested_outcome` (read, acknowledged or dismissed) from
-        the version you read. Persists a proposal with validation results, conflicts and the exact command to
-        show the user; changes nothing. Apply it with apply_notifications_messaging_change after the user
-        confirmed."""
+        """Propose moving one of your notifications to `requested_outcome` (read, acknowledged, dismissed,
+        snoozed or unsnoozed) from the version you read; `snoozed` takes `snooze_until` (a time) or `snooze_for`
+        (an ISO 8601 duration such as PT2H, counted from the apply): the notification then leaves the inbox
+        until that time, its status unchanged. Persists a proposal with validation results, conflicts and the
+        exact command to show the user; changes nothing. Apply it with apply_notifications_messaging_change
+        after the user confirmed."""
         principal = caller(ctx, SCOPE_WRITE)
         try:
             proposal = await proposals.draft_change(
-                principal, notification_id, requested_outcome, expected_version, reason, evidence_refs
+                principal,
+                notification_id,
+                requested_outcome,
+                expected_version,
+                reason,
+                evidence_refs,
+                snooze_until,
+                snooze_for,
             )
         except GroundworkError as error:
             raise tool_error(error) from None

@@ -23,7 +23,7 @@ def notification_resource(row: NotificationRow, principal: Principal) -> dict[st
         "updatedAt": timestamp(row.updated_at),
         "allowedActions": [
             {"id": c.id, "label": c.label, "requiresConfirmation": c.requires_confirmation}
-            for c in allowed_for(principal, row.status)
+            for c in allowed_for(principal, row.status, row.snoozed_until is not None)
         ],
         "source": {"kind": row.source_kind, "externalId": row.source_external_id},
         "title": row.title,
@@ -31,6 +31,7 @@ def notification_resource(row: NotificationRow, principal: Principal) -> dict[st
         "resource": {"type": row.resource_type, "id": row.resource_id},
         "eventType": row.event_type,
         "createdAt": timestamp(row.created_at),
+        "snoozedUntil": timestamp(row.snoozed_until),
     }
 
 
@@ -38,6 +39,7 @@ def history_entry(row: NotificationAuditRow) -> dict[str, Any]:
     """One audited move: who, through which door, from and to, why, as which operation."""
     return {
         "auditReference": row.id,
+        "command": row.command,
         "actorId": row.actor_id,
         "via": row.via,
         "appId": row.app_id,
@@ -45,6 +47,7 @@ def history_entry(row: NotificationAuditRow) -> dict[str, Any]:
         "from": row.from_status,
         "to": row.to_status,
         "version": row.version_after,
+        "snoozedUntil": timestamp(row.snoozed_until),
         "reason": row.reason,
         "operationId": row.operation_id,
         "occurredAt": timestamp(row.occurred_at),
@@ -98,6 +101,8 @@ def proposal_resource(proposal: ProposalRow) -> dict[str, Any]:
         "fromStatus": proposal.from_status,
         "toStatus": proposal.to_status,
         "expectedVersion": proposal.expected_version,
+        "snoozeUntil": timestamp(proposal.snooze_until),
+        "snoozeFor": proposal.snooze_for,
         "reason": proposal.reason,
         "evidenceRefs": proposal.evidence_refs,
         "valid": not proposal.validation_errors and not proposal.conflicts,

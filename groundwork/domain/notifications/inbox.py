@@ -8,7 +8,8 @@ from typing import Any
 
 from groundwork.domain.enhancement.model import ConfirmationRequired
 from groundwork.domain.errors import FieldError, GroundworkError, ValidationFailed, VersionConflict
-from groundwork.domain.times import TIMESTAMP_ACCEPTED
+from groundwork.domain.notifications.snooze import SnoozeCommand, snooze_actions
+from groundwork.domain.times import TIMESTAMP_ACCEPTED, format_timestamp
 from groundwork.domain.work_items import parse_version
 
 SCOPE_READ = "notifications:read"
@@ -18,8 +19,9 @@ SCOPE_OPERATE = "notifications:operate"
 STATUSES = ("unread", "read", "acknowledged", "dismissed")
 # The originating service of a notification (`source.kind`).
 SOURCE_KINDS = ("work_item_enhancement", "webhooks", "context_engine", "messages")
-# Through which door a command came. `demo` is the seed of `groundwork up --demo`, never a caller.
-VIA = ("rest", "graphql", "mcp", "email", "chat", "demo")
+# Through which door a command came. `demo` is the seed of `groundwork up --demo`, never a caller; `timer` is
+# a snooze's end bringing a notification back.
+VIA = ("rest", "graphql", "mcp", "email", "chat", "demo", "timer")
 SINK_VIA = ("email", "chat")
 
 MAX_REASON = 500
@@ -80,9 +82,9 @@ class InvalidTransition(GroundworkError):
     code = "invalid_transition"
     title = "Invalid transition"
 
-    def __init__(self, command: str, current_status: str, allowed: list[str]) -> None:
+    def __init__(self, command: str, current_status: str, allowed: list[str], detail: str | None = None) -> None:
         super().__init__(
-            f"`{command}` is not allowed while the notification is {current_status}.",
+            detail or f"`{command}` is not allowed while the notification is {current_status}.",
             extra={"current_status": current_status, "allowed_actions": allowed},
         )
 
@@ -92,25 +94,37 @@ def next_command(status: str) -> Command | None:
     return next((c for c in COMMANDS.values() if c.from_status == status), None)
 
 
-def allowed_actions(status: str, *, may_operate: bool, sink_only: bool = False) -> list[Command]:
-    """Exactly what the caller may do next: the next command, if it holds the scope and may issue it."""
-    command = next_command(status)
-    if command is None or not may_operate or (sink_only and command.id not in SINK_COMMANDS):
+def allowed_actions(
+    status: str, *, may_operate: bool, sink_only: bool = False, snoozed: bool = False
+) -> list[Command | SnoozeCommand]:
+    """Exactly what the caller may do next: the next command of the table, then snooze or unsnooze, if it holds
+    the scope and may issue them (an action sink only reads and acknowledges)."""
+    if not may_operate:
         return []
-    return [command]
+    command = next_command(status)
+    moves: list[Command | SnoozeCommand] = [] if command is None else [command]
+    if sink_only:
+        return [c for c in moves if c.id in SINK_COMMANDS]
+    return moves + snooze_actions(status, snoozed)
 
 
-def check_command(command_id: str, status: str, version: int, expected_version: int, *, sink_only: bool) -> Command:
-    """The command to run, or the coded error: stale version first, then a move the table forbids."""
+def check_version(version: int, expected_version: int) -> None:
+    """A stale `expected_version` is 409 `version_conflict` with the current version."""
     if expected_version != version:
         raise VersionConflict(
             f"The notification is at version {version}, not {expected_version}; read it again.", version
         )
+
+
+def check_command(
+    command_id: str, status: str, version: int, expected_version: int, *, sink_only: bool, snoozed: bool = False
+) -> Command:
+    """The command to run, or the coded error: stale version first, then a move the table forbids."""
+    check_version(version, expected_version)
     command = COMMANDS[command_id]
     if command.from_status != status:
-        raise InvalidTransition(
-            command_id, status, [c.id for c in allowed_actions(status, may_operate=True, sink_only=sink_only)]
-        )
+        allowed = allowed_actions(status, may_operate=True, sink_only=sink_only, snoozed=snoozed)
+        raise InvalidTransition(command_id, status, [c.id for c in allowed])
     return command
 
 
@@ -126,6 +140,18 @@ def check_confirmation(command: Command, confirm: Any, notification_id: str) -> 
                 "from_status": command.from_status,
                 "to_status": command.to_status,
             },
+        )
+
+
+def check_snooze_confirmation(confirm: Any, until: datetime, notification_id: str | None) -> None:
+    """Snoozing hides a notification until `until`: it needs `confirm: true`, and the error says until when."""
+    if confirm is not True:
+        what = "the notification" if notification_id else "the notifications"
+        when = format_timestamp(until)
+        raise ConfirmationRequired(
+            f"`snooze` hides {what} from the inbox until {when}; send the same request with `confirm: true`.",
+            extra={"command": "snooze", "until": when}
+            | ({"notification_id": notification_id} if notification_id else {}),
         )
 
 

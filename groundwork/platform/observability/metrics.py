@@ -78,17 +78,29 @@ NOTIFICATION_SENDS = Counter(
     "Notification sends by channel (email, chat) and outcome (sent, failed, skipped).",
     ["channel", "outcome"],
 )
+NOTIFICATION_SNOOZES_ENDED = Counter(
+    "groundwork_notification_snoozes_ended_total",
+    "Snooze timers that fired, by outcome (woken: the notification came back; ended: it was back already).",
+    ["outcome"],
+)
+NOTIFICATION_STREAMS = Gauge(
+    "groundwork_notification_streams_open",
+    "Live notification feeds (Server-Sent Events) this process is serving now.",
+    multiprocess_mode="livesum",
+)
 
 
-# Which process exposes which Groundwork families: the API its requests and its own search replica's lag, the
-# worker everything it does (webhook and notification outcomes, its replica's lag) and the gauges of shared state
-# (the outbox, failed deliveries), which one worker at a time reports (`gauges.SharedGauges`). A family no
-# process of a kind ever sets is not exposed by it, so sums over a scrape's targets count each thing once.
-API_FAMILIES = ("groundwork_http_", "groundwork_search_index_lag_")
+# Which process exposes which Groundwork families: the API its requests, its own search replica's lag and the
+# notification streams it serves, the worker everything it does (webhook and notification outcomes, snooze timers,
+# its replica's lag) and the gauges of shared state (the outbox, failed deliveries), which one worker at a time
+# reports (`gauges.SharedGauges`). A family no process of a kind ever sets is not exposed by it, so sums over a
+# scrape's targets count each thing once.
+API_FAMILIES = ("groundwork_http_", "groundwork_search_index_lag_", "groundwork_notification_streams_")
 WORKER_FAMILIES = (
     "groundwork_outbox_",
     "groundwork_webhook_",
-    "groundwork_notification_",
+    "groundwork_notification_sends_",
+    "groundwork_notification_snoozes_",
     "groundwork_search_index_lag_",
 )
 # Gauges of shared state, read from PostgreSQL: only the one worker that reports them exposes them.

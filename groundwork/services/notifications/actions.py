@@ -1,9 +1,7 @@
 """Action links: signed, single-use, expiring links in e-mail and chat that acknowledge as the recipient.
 
-A link's token is `<payload>.<signature>`, both URL-safe base64: the payload names the link, the
-notification, its recipient, the version the message showed, the channel and the expiry; the
-signature is HMAC-SHA256 under the `GROUNDWORK_SECRET_KEY` ring (the first key signs, any key
-verifies, so keys rotate). Redeeming runs the same `change_notification` command as every other
+A link's token (`signed_tokens.py`) names the link, the notification, its recipient, the version the
+message showed, the channel and the expiry. Redeeming runs the same `change_notification` command as every other
 door, with `via` e-mail or chat and the version the link carries (a notification that moved since
 the message was sent is a 409, as the sink's declared conflict behaviour is to reject): an unread
 notification is read first (clicking is reading), then acknowledged, each move audited. A sink may
@@ -12,9 +10,6 @@ acknowledge, never dismiss. The link is taken in the same transaction, so it wor
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +24,7 @@ from groundwork.persistence.repositories.notifications.inbox import Notification
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.notifications.inbox import CommandResult, change_notification
+from groundwork.services.notifications.signed_tokens import random_id, read_token, sign_token
 
 PURPOSE = "notification-action-link"
 LINK_LIFETIME = timedelta(days=7)
@@ -61,30 +57,30 @@ class ActionLink:
     expires_at: datetime
 
 
-def _b64(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 def issue_token(
-    keyring: KeyRing, *, notification_id: str, recipient_id: str, version: int, channel: str, now: datetime
+    keyring: KeyRing,
+    *,
+    notification_id: str,
+    recipient_id: str,
+    version: int,
+    channel: str,
+    now: datetime,
+    expires_at: datetime | None = None,
 ) -> str:
-    """A signed token for one acknowledge through `channel` (`email` or `chat`), valid for 7 days."""
+    """A signed token for one acknowledge through `channel` (`email` or `chat`), valid for 7 days (or until
+    `expires_at`, when that is sooner)."""
     if channel not in SINK_VIA:
         raise ValueError(channel)
+    expiry = now + LINK_LIFETIME if expires_at is None else min(expires_at, now + LINK_LIFETIME)
     payload = {
-        "l": _b64(secrets.token_bytes(12)),
+        "l": random_id(secrets.token_bytes(12)),
         "n": notification_id,
         "r": recipient_id,
         "v": version,
         "c": channel,
-        "e": int((now + LINK_LIFETIME).timestamp()),
+        "e": int(expiry.timestamp()),
     }
-    body = _b64(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
-    return f"{body}.{_b64(keyring.sign(PURPOSE, body.encode()))}"
+    return sign_token(keyring, PURPOSE, payload)
 
 
 def action_url(public_url: str, token: str) -> str:
@@ -102,13 +98,20 @@ def link_for(
     version: int,
     channel: str,
     now: datetime,
+    expires_at: datetime | None = None,
 ) -> str | None:
     """The acknowledge link to put in a message about a notification at `status` and `version`, or None when it
     could not be used."""
     if keyring is None or status not in _ACKNOWLEDGEABLE:
         return None
     token = issue_token(
-        keyring, notification_id=notification_id, recipient_id=recipient_id, version=version, channel=channel, now=now
+        keyring,
+        notification_id=notification_id,
+        recipient_id=recipient_id,
+        version=version,
+        channel=channel,
+        now=now,
+        expires_at=expires_at,
     )
     return action_url(public_url, token)
 
@@ -116,13 +119,10 @@ def link_for(
 def verify_token(keyring: KeyRing | None, token: str) -> ActionLink:
     """The link a token names if its signature holds (404 otherwise: a forged link finds nothing)."""
     unknown = NotFound("No such action link.")
-    if keyring is None or len(token) > 1024 or token.count(".") != 1:
+    payload = read_token(keyring, PURPOSE, token)
+    if payload is None:
         raise unknown
-    body, signature = token.split(".")
     try:
-        if not keyring.verify(PURPOSE, body.encode(), _unb64(signature)):
-            raise unknown
-        payload = json.loads(_unb64(body))
         return ActionLink(
             link_id=str(payload["l"]),
             notification_id=str(payload["n"]),
@@ -131,7 +131,7 @@ def verify_token(keyring: KeyRing | None, token: str) -> ActionLink:
             channel=str(payload["c"]),
             expires_at=datetime.fromtimestamp(int(payload["e"]), UTC),
         )
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, OverflowError, OSError):
         raise unknown from None
 
 

@@ -3,10 +3,10 @@
 The relay claims undispatched outbox events with `FOR UPDATE SKIP LOCKED`; `NotificationFanout.consume`
 runs inside that same transaction and, for each event a source resolves, inserts one notification
 per recipient (unique on event and recipient), grows the unread counters, appends
-`notification.created`, and inserts the e-mail and chat deliveries the recipients' preferences ask
-for (or attaches them to the recipient's open digest). All of it commits with the event's
-`dispatched_at`, or none of it does: a relay that dies before the commit leaves the event
-undispatched and the next pass does the whole job; a relay that dies after the commit but before
+`notification.created` (to the outbox and to each recipient's live feed), and inserts the e-mail and
+chat deliveries the recipients' preferences ask for (or attaches them to the recipient's open digest).
+All of it commits with the event's `dispatched_at`, or none of it does: a relay that dies before the
+commit leaves the event undispatched and the next pass does the whole job; a relay that dies after the commit but before
 starting the send workflows leaves delivery rows without `workflow_started_at`, which any relay's
 sweep starts after a grace period (Temporal's id policies make a repeated start a no-op).
 """
@@ -32,7 +32,7 @@ from groundwork.config import Settings
 from groundwork.domain.notifications.inbox import digest_window
 from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
-from groundwork.persistence.repositories.notifications import deliveries, preferences
+from groundwork.persistence.repositories.notifications import changes, deliveries, preferences
 from groundwork.persistence.repositories.notifications import inbox as repo
 from groundwork.persistence.repositories.notifications.deliveries import DigestRow, NotificationDeliveryStartRow
 from groundwork.persistence.repositories.notifications.inbox import NotificationRow
@@ -128,6 +128,21 @@ async def notify(event: SourceEvent, settings: Settings) -> Fanned:
                 "project_id": None,
                 "private_to": n.recipient_id,
             }
+            for n in created
+        ]
+    )
+    await changes.append_changes(
+        [
+            changes.NewChange(
+                recipient_id=n.recipient_id,
+                notification_id=n.id,
+                event_type="notification.created",
+                changed_fields=(),
+                status=n.status,
+                version=n.version,
+                snoozed_until=None,
+                occurred_at=n.created_at,
+            )
             for n in created
         ]
     )

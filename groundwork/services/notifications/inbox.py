@@ -34,30 +34,43 @@ from groundwork.domain.notifications.inbox import (
     parse_time,
     validate_command_input,
 )
+from groundwork.domain.notifications.snooze import SNOOZE_COMMANDS, SnoozeCommand
 from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.tenancy.connected_apps import check_field_authority, check_sink_command
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.domain.times import TIMESTAMP_ACCEPTED, format_timestamp, timestamp
+from groundwork.domain.times import TIMESTAMP_ACCEPTED, timestamp
 from groundwork.persistence import db
 from groundwork.persistence.repositories.notifications import inbox as repo
+from groundwork.persistence.repositories.notifications import moves
 from groundwork.persistence.repositories.notifications.inbox import NotificationAuditRow, NotificationRow
-from groundwork.persistence.repositories.platform import outbox
 from groundwork.platform.idempotency import request_results
+from groundwork.services.notifications.moves import Actor, Move, record_moves
 
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a lifecycle command answers: the notification's new status and version, and its operation."""
+    """What a command answers: the notification's new status and version, and its operation (a snooze command
+    also its `snoozed_until`)."""
 
     id: str
     status: str
     version: int
     operation_id: str
     audit_reference: str
+    command: str = ""
+    snoozed_until: datetime | None = None
 
     def answer(self) -> dict[str, Any]:
-        """The REST answer of DESIGN.md: `{id, status, version, operation_id}`."""
-        return {"id": self.id, "status": self.status, "version": self.version, "operation_id": self.operation_id}
+        """The REST answer of DESIGN.md: `{id, status, version, operation_id}` (+ `snoozed_until` for snoozes)."""
+        answer: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "version": self.version,
+            "operation_id": self.operation_id,
+        }
+        if self.command in SNOOZE_COMMANDS:
+            answer["snoozed_until"] = timestamp(self.snoozed_until)
+        return answer
 
 
 @dataclass(frozen=True)
@@ -74,9 +87,16 @@ def sink_only(principal: Principal, via: str) -> bool:
     return via in SINK_VIA or (principal.app is not None and principal.app.direction == "deliver")
 
 
-def allowed_for(principal: Principal, status: str) -> list[Command]:
+def allowed_for(principal: Principal, status: str, snoozed: bool = False) -> list[Command | SnoozeCommand]:
     """What this caller may do next with a notification in `status` (none without `notifications:operate`)."""
-    return allowed_actions(status, may_operate=principal.has_scope(SCOPE_OPERATE), sink_only=sink_only(principal, ""))
+    return allowed_actions(
+        status, may_operate=principal.has_scope(SCOPE_OPERATE), sink_only=sink_only(principal, ""), snoozed=snoozed
+    )
+
+
+def actor(principal: Principal, via: str) -> Actor:
+    """The principal as the mover of a command through `via`."""
+    return Actor(principal.id, principal.workspace_id, via, principal.app)
 
 
 # ---------------------------------------------------------------------------------------------- reads
@@ -89,14 +109,18 @@ class InboxFilter:
     status: str | None
     source_kind: str | None
     since: datetime | None
+    snoozed: bool
 
 
-def inbox_filter(status: str | None, source_kind: str | None, since: str | None) -> InboxFilter:
-    """Validate `status`, `source_kind` and `since` (422 naming the bad one)."""
+def inbox_filter(status: str | None, source_kind: str | None, since: str | None, snoozed: Any = None) -> InboxFilter:
+    """Validate `status`, `source_kind`, `since` and `snoozed` (422 naming the bad one)."""
+    if snoozed is not None and not isinstance(snoozed, bool):
+        raise ValidationFailed("Invalid filter.", [FieldError("snoozed", "must be true or false")])
     return InboxFilter(
         check_choice(status, STATUSES, "status"),
         check_choice(source_kind, SOURCE_KINDS, "source_kind"),
         parse_time(since, "since") if since is not None else None,
+        bool(snoozed),
     )
 
 
@@ -108,9 +132,11 @@ async def list_notifications(
     since: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    snoozed: Any = None,
 ) -> tuple[list[NotificationRow], dict[str, Any], int]:
-    """The caller's notifications, newest first: the page, its `page` member, and the unread count."""
-    filters = inbox_filter(status, source_kind, since)
+    """The caller's notifications, newest first: the page, its `page` member, and the unread count. Snoozed
+    notifications are left out, unless `snoozed` asks for them (and only them)."""
+    filters = inbox_filter(status, source_kind, since, snoozed)
     page = page_request(limit, cursor)
     rows, unread = await repo.list_inbox(
         principal.id,
@@ -119,18 +145,28 @@ async def list_notifications(
         since=filters.since,
         after_id=page.after_text(),
         limit=page.limit + 1,
+        snoozed=filters.snoozed,
     )
     rows, info = page_info(rows, page.limit, lambda r: {"id": r.id})
     return rows, info, unread
 
 
 async def count_notifications(
-    principal: Principal, *, status: str | None = None, source_kind: str | None = None, since: str | None = None
+    principal: Principal,
+    *,
+    status: str | None = None,
+    source_kind: str | None = None,
+    since: str | None = None,
+    snoozed: Any = None,
 ) -> int:
     """How many of the caller's notifications match the filters."""
-    filters = inbox_filter(status, source_kind, since)
+    filters = inbox_filter(status, source_kind, since, snoozed)
     return await repo.count_inbox(
-        principal.id, status=filters.status, source_kind=filters.source_kind, since=filters.since
+        principal.id,
+        status=filters.status,
+        source_kind=filters.source_kind,
+        since=filters.since,
+        snoozed=filters.snoozed,
     )
 
 
@@ -165,83 +201,55 @@ async def change_notification(
     expected, why = validate_command_input(expected_version, reason)
     check_sink_command(principal, command, SINK_COMMANDS)
     check_field_authority(principal, ["status"])
-    # The same request retried after its first attempt's answer was lost gets that move's answer (its
-    # `expected_version` is stale now, and the move must not be refused or made twice).
-    earlier = await request_results.earlier_result("notification_move")
-    entry = await repo.audit_entry(principal.id, earlier) if earlier is not None else None
-    if entry is not None and entry.notification_id == notification_id:
-        return CommandResult(notification_id, entry.to_status, entry.version_after, entry.operation_id, str(earlier))
+    earlier = await earlier_move(principal, notification_id)
+    if earlier is not None:
+        return earlier
     async with db.transaction():
-        row = await repo.get_notification(principal.id, notification_id, for_update=True)
-        if row is None or row.workspace_id != principal.workspace_id:
-            raise NotFound("No such notification.")
-        move = check_command(command, row.status, row.version, expected, sink_only=sink_only(principal, via))
-        check_confirmation(move, confirm, notification_id)
-        operation_id, audit_ids, moved = await _record_moves(principal, [row], move, via=via, reason=why)
-        await request_results.record_result("notification_move", audit_ids[0])
-    return CommandResult(moved[0].id, moved[0].status, moved[0].version, operation_id, audit_ids[0])
-
-
-async def _record_moves(
-    principal: Principal, rows: list[NotificationRow], move: Command, *, via: str, reason: str | None
-) -> tuple[str, list[str], list[NotificationRow]]:
-    """Move locked notifications, record the operation and one audit entry and one event per move."""
-    ids = [r.id for r in rows]
-    moved = [await repo.move(ids[0], move.to_status)] if len(ids) == 1 else await repo.move_many(ids, move.to_status)
-    app = principal.app
-    operation = await repo.insert_operation(
-        workspace_id=principal.workspace_id,
-        actor_id=principal.id,
-        command=move.id if len(ids) == 1 or move.id != "read" else "read_all",
-        via=via,
-        app_id=app.id if app else None,
-        notification_ids=ids,
-    )
-    audit_ids = await repo.insert_audit(
-        [repo.AuditEntry(m.id, move.from_status, move.to_status, m.version) for m in moved],
-        operation_id=operation.id,
-        actor_id=principal.id,
-        via=via,
-        app_id=app.id if app else None,
-        provenance=app.provenance if app else None,
-        reason=reason,
-    )
-    source = {"via": via, "app_id": app.id if app else None}
-    events = []
-    for m in moved:
-        occurred = format_timestamp(m.updated_at)
-        if move.event_type == "notification.acknowledged":
-            payload: dict[str, Any] = {
-                "notification_id": m.id,
-                "prior_status": move.from_status,
-                "status": m.status,
-                "occurred_at": occurred,
-            }
-        else:
-            payload = {
-                "notification_id": m.id,
-                "changed_fields": ["status"],
-                "version": m.version,
-                "occurred_at": occurred,
-            }
-        events.append(
-            {
-                "type": move.event_type,
-                "workspace_id": m.workspace_id,
-                "resource_type": "notification",
-                "resource_id": m.id,
-                "actor_id": principal.id,
-                "payload": payload,
-                "source": source,
-                "occurred_at": m.updated_at,
-                "project_id": None,
-                "private_to": m.recipient_id,
-            }
+        row = await locked_notification(principal, notification_id)
+        move = check_command(
+            command,
+            row.status,
+            row.version,
+            expected,
+            sink_only=sink_only(principal, via),
+            snoozed=row.snoozed_until is not None,
         )
-    await outbox.append_events(events)
-    if move.from_status == "unread":
-        await repo.adjust_unread({principal.id: -len(moved)})
-    return operation.id, audit_ids, moved
+        check_confirmation(move, confirm, notification_id)
+        [after] = await moves.move_many([row.id], move.to_status)
+        recorded = await record_moves(
+            [Move(row, after, move.id, move.event_type)], actor(principal, via), operation_command=move.id, reason=why
+        )
+        await request_results.record_result("notification_move", recorded.audit_ids[0])
+    return CommandResult(after.id, after.status, after.version, recorded.operation_id, recorded.audit_ids[0], move.id)
+
+
+async def earlier_move(principal: Principal, notification_id: str) -> CommandResult | None:
+    """The move an earlier attempt of this same request made (its answer was lost), if any.
+
+    The same request retried after its first attempt's answer was lost gets that move's answer: its
+    `expected_version` is stale now, and the move must not be refused or made twice.
+    """
+    earlier = await request_results.earlier_result("notification_move")
+    entry = await moves.audit_entry(principal.id, earlier) if earlier is not None else None
+    if entry is None or entry.notification_id != notification_id:
+        return None
+    return CommandResult(
+        notification_id,
+        entry.to_status,
+        entry.version_after,
+        entry.operation_id,
+        entry.id,
+        entry.command,
+        entry.snoozed_until,
+    )
+
+
+async def locked_notification(principal: Principal, notification_id: str) -> NotificationRow:
+    """The caller's notification, locked for a move (404 for anything else)."""
+    row = await repo.get_notification(principal.id, notification_id, for_update=True)
+    if row is None or row.workspace_id != principal.workspace_id:
+        raise NotFound("No such notification.")
+    return row
 
 
 UP_TO_ACCEPTED = f"must be {TIMESTAMP_ACCEPTED}, a notification id or a cursor from the list"
@@ -274,21 +282,28 @@ async def read_all(principal: Principal, up_to: Any, *, via: str) -> ReadAllResu
     """Read the caller's unread notifications up to a point (at most 1,000 a call), one audited move each."""
     time, last_id, inclusive = _up_to(up_to)
     check_field_authority(principal, ["status"])
+    read = COMMANDS["read"]
     async with db.transaction():
-        rows = await repo.lock_unread(
+        rows = await moves.lock_unread(
             principal.id, up_to_time=time, up_to_id=last_id, inclusive=inclusive, limit=MAX_READ_ALL + 1
         )
         has_more = len(rows) > MAX_READ_ALL
         rows = rows[:MAX_READ_ALL]
         if not rows:
             return ReadAllResult(0, None, False)
-        operation_id, _, _ = await _record_moves(principal, rows, COMMANDS["read"], via=via, reason=None)
-    return ReadAllResult(len(rows), operation_id, has_more)
+        moved = await moves.move_many([r.id for r in rows], read.to_status)
+        recorded = await record_moves(
+            [Move(before, after, read.id, read.event_type) for before, after in zip(rows, moved, strict=True)],
+            actor(principal, via),
+            operation_command="read_all",
+            reason=None,
+        )
+    return ReadAllResult(len(rows), recorded.operation_id, has_more)
 
 
 async def operation(principal: Principal, operation_id: str) -> dict[str, Any]:
     """A notification command's operation (`op_`), visible only to the principal who ran it."""
-    row = await repo.get_operation(principal.id, operation_id)
+    row = await moves.get_operation(principal.id, operation_id)
     if row is None:
         raise NotFound("No such operation.")
     return {
@@ -304,4 +319,4 @@ async def operation(principal: Principal, operation_id: str) -> dict[str, Any]:
         "updatedAt": timestamp(row.created_at),
         "completedAt": timestamp(row.created_at),
         "error": None,
-    }
+    } | ({"items": row.result} if row.result is not None else {})

@@ -1,4 +1,8 @@
-"""What an e-mail, a digest and a chat message say: the notification, a link to it, and its action link."""
+"""What an e-mail, a digest and a chat message say: the notification, a link to its page, and its action link.
+
+"View" is the notification's signed, expiring page (`view_links.py`), which opens in a browser without an
+API key; without a key ring to sign it, it is the API's address of the notification.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 from groundwork.persistence.repositories.notifications.deliveries import DeliveryContextRow
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.notifications.actions import link_for
+from groundwork.services.notifications.view_links import view_url
 
 
 @dataclass(frozen=True)
@@ -22,7 +27,16 @@ class Composer:
     keyring: KeyRing | None
 
     def _lines(self, context: DeliveryContextRow, channel: str, now: datetime) -> list[str]:
-        view = f"{self.public_url.rstrip('/')}/api/v1/notifications/{context.notification_id}"
+        if self.keyring is not None:
+            view = view_url(
+                self.keyring,
+                self.public_url,
+                notification_id=context.notification_id,
+                recipient_id=context.recipient_id,
+                now=now,
+            )
+        else:
+            view = f"{self.public_url.rstrip('/')}/api/v1/notifications/{context.notification_id}"
         link = link_for(
             self.keyring,
             self.public_url,

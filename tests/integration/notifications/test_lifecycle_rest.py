@@ -32,7 +32,10 @@ async def test_each_allowed_move_answers_status_version_operation_and_is_audited
 ) -> None:
     created = await notify()
     assert created["status"] == "unread" and created["version"] == 1
-    assert created["allowedActions"] == [{"id": "read", "label": "Mark as read", "requiresConfirmation": False}]
+    assert created["allowedActions"] == [
+        {"id": "read", "label": "Mark as read", "requiresConfirmation": False},
+        {"id": "snooze", "label": "Snooze", "requiresConfirmation": True},
+    ]
     steps = [
         ("read", "read", {}),
         ("acknowledge", "acknowledged", {"confirm": True}),
@@ -71,11 +74,11 @@ async def test_each_allowed_move_answers_status_version_operation_and_is_audited
 @pytest.mark.parametrize(
     ("moves", "forbidden", "allowed"),
     [
-        ([], "acknowledge", ["read"]),
-        ([], "dismiss", ["read"]),
-        (["read"], "read", ["acknowledge"]),
-        (["read"], "dismiss", ["acknowledge"]),
-        (["read", "acknowledge"], "acknowledge", ["dismiss"]),
+        ([], "acknowledge", ["read", "snooze"]),
+        ([], "dismiss", ["read", "snooze"]),
+        (["read"], "read", ["acknowledge", "snooze"]),
+        (["read"], "dismiss", ["acknowledge", "snooze"]),
+        (["read", "acknowledge"], "acknowledge", ["dismiss", "snooze"]),
         (["read", "acknowledge", "dismiss"], "read", []),
         (["read", "acknowledge", "dismiss"], "dismiss", []),
     ],

@@ -32,7 +32,8 @@ def _page(title: str, text: str, *, button: bool = False, status: int = 200) -> 
     return Response(html, status_code=status, media_type=MediaType.HTML)
 
 
-def _wants_html(request: Request[Any, Any, Any]) -> bool:
+def wants_html(request: Request[Any, Any, Any]) -> bool:
+    """Whether the client is a browser asking for a page (not an API client asking for JSON)."""
     accept = request.headers.get("accept", "")
     return "text/html" in accept and "application/json" not in accept
 
@@ -47,10 +48,10 @@ async def show_action(request: Request[Any, Any, Any], token: str) -> Response[A
     try:
         _, notification = await service.describe(_keyring(request), token)
     except GroundworkError as error:
-        if _wants_html(request):
+        if wants_html(request):
             return _page("This link cannot be used", error.detail, status=error.status)
         return groundwork_error_handler(request, error)
-    if _wants_html(request):
+    if wants_html(request):
         return _page(notification.title, f"Acknowledge this notification? ({notification.status})", button=True)
     return Response(
         {
@@ -77,9 +78,9 @@ async def use_action(request: Request[Any, Any, Any], token: str) -> Response[An
     try:
         result = await service.redeem(_keyring(request), token)
     except GroundworkError as error:
-        if _wants_html(request):
+        if wants_html(request):
             return _page("Not acknowledged", error.detail, status=error.status)
         return groundwork_error_handler(request, error)
-    if _wants_html(request):
+    if wants_html(request):
         return _page("Acknowledged", "The notification is acknowledged. You can close this page.")
     return Response({"data": result.answer()})

@@ -1,4 +1,5 @@
-"""REST: the caller's notifications, their lifecycle commands, read-all, the summary and preferences.
+"""REST: the caller's notifications, their lifecycle and snooze commands, bulk moves, read-all, the summary and
+preferences (the live feed is `stream.py`).
 
 Contract v0.2 (preview). Every read is self-scoped: another principal's notification is 404.
 """
@@ -13,8 +14,10 @@ from litestar.params import Body, Parameter
 
 from groundwork.api.documented import HTTP_URL, LIMIT, documented
 from groundwork.api.resources.notifications import notification_detail, notification_resource
+from groundwork.domain.notifications.feed import BULK_COMMANDS, MAX_BULK_ITEMS
 from groundwork.domain.notifications.inbox import (
     MAX_EXPECTED_VERSION,
+    MAX_REASON,
     NOTIFYING_EVENT_TYPES,
     SCOPE_OPERATE,
     SCOPE_READ,
@@ -23,10 +26,12 @@ from groundwork.domain.notifications.inbox import (
     STATUSES,
 )
 from groundwork.domain.notifications.preferences import CHANNELS, DIGESTS, MAX_ADDRESS
+from groundwork.domain.notifications.snooze import DURATION_ACCEPTED, MAX_DURATION_TEXT
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.webhooks import MAX_URL_LENGTH
 from groundwork.services.notifications import inbox as service
-from groundwork.services.notifications import preferences
+from groundwork.services.notifications import preferences, snoozing
+from groundwork.services.notifications.bulk import bulk_move
 from groundwork.services.notifications.summary import summary
 
 PREVIEW = "Contract v0.2 (preview). "
@@ -90,6 +95,46 @@ class ReadAllBody(msgspec.Struct, forbid_unknown_fields=True):
     up_to: str | None = None
 
 
+Until = Annotated[str, documented(format="date-time")]
+Duration = Annotated[str, documented(description=DURATION_ACCEPTED, maxLength=MAX_DURATION_TEXT)]
+Reason = Annotated[str, documented(maxLength=MAX_REASON)]
+
+
+class SnoozeBody(msgspec.Struct, forbid_unknown_fields=True):
+    """`until` (a time) or `for` (an ISO 8601 duration): exactly one."""
+
+    __documented_required__: ClassVar[tuple[str, ...]] = ("expected_version", "confirm")
+    expected_version: ExpectedVersion | None = None
+    until: Until | None = None
+    for_: Duration | None = msgspec.field(default=None, name="for")
+    reason: Reason | None = None
+    confirm: Confirm | None = None
+
+
+class UnsnoozeBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("expected_version",)
+    expected_version: ExpectedVersion | None = None
+    reason: Reason | None = None
+
+
+class BulkItemBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("id", "expected_version")
+    id: str | None = None
+    expected_version: ExpectedVersion | None = None
+
+
+class BulkBody(msgspec.Struct, forbid_unknown_fields=True):
+    """One command on up to 100 notifications; `until` or `for` with `snooze` only."""
+
+    __documented_required__: ClassVar[tuple[str, ...]] = ("command", "items")
+    command: Annotated[str, documented(enum=list(BULK_COMMANDS))] | None = None
+    items: Annotated[list[BulkItemBody], documented(minItems=1, maxItems=MAX_BULK_ITEMS)] | None = None
+    confirm: Confirm | None = None
+    reason: Reason | None = None
+    until: Until | None = None
+    for_: Duration | None = msgspec.field(default=None, name="for")
+
+
 async def _command(
     request: Request[Principal, Any, Any], notification_id: str, command: str, data: CommandBody | ConfirmedCommandBody
 ) -> Any:
@@ -116,11 +161,20 @@ class NotificationController(Controller):
         status: str | None = Parameter(default=None, schema_extra={"enum": list(STATUSES)}),
         source_kind: str | None = Parameter(default=None, schema_extra={"enum": list(SOURCE_KINDS)}),
         since: str | None = Parameter(default=None, schema_extra={"format": "date-time"}),
+        snoozed: bool | None = Parameter(
+            default=None, description="true: only snoozed notifications (left out otherwise)"
+        ),
         limit: int | None = LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         rows, page, unread = await service.list_notifications(
-            request.user, status=status, source_kind=source_kind, since=since, limit=limit, cursor=cursor
+            request.user,
+            status=status,
+            source_kind=source_kind,
+            since=since,
+            limit=limit,
+            cursor=cursor,
+            snoozed=snoozed,
         )
         return {"data": [notification_resource(r, request.user) for r in rows], "page": page, "unreadCount": unread}
 
@@ -165,6 +219,28 @@ class NotificationController(Controller):
         result = await service.read_all(request.user, data.up_to, via="rest")
         return {"data": {"read": result.read, "operation_id": result.operation_id, "has_more": result.has_more}}
 
+    @post(
+        "/bulk",
+        opt=OPERATE,
+        summary="Run one command (read, acknowledge, dismiss, snooze) on up to 100 notifications",
+        description=PREVIEW + "One operation; each item moves or fails on its own (`data.items[]`: `moved` with "
+        "its new status and version, or its `error` with the code the single command would answer). "
+        "`confirm: true` for acknowledge, dismiss and snooze; `until` or `for` with snooze.",
+        status_code=200,
+    )
+    async def bulk(self, request: Request[Principal, Any, Any], data: BulkBody) -> dict[str, Any]:
+        result = await bulk_move(
+            request.user,
+            data.command,
+            None if data.items is None else [{"id": i.id, "expected_version": i.expected_version} for i in data.items],
+            confirm=data.confirm,
+            reason=data.reason,
+            until=data.until,
+            for_=data.for_,
+            via="rest",
+        )
+        return {"data": result.answer()}
+
     @get("/{notification_id:str}", opt=READ, summary="One notification with its history", description=PREVIEW)
     async def get_notification(self, request: Request[Principal, Any, Any], notification_id: str) -> dict[str, Any]:
         row, history = await service.get_notification(request.user, notification_id)
@@ -203,3 +279,37 @@ class NotificationController(Controller):
         self, request: Request[Principal, Any, Any], notification_id: str, data: ConfirmedCommandBody
     ) -> Any:
         return await _command(request, notification_id, "dismiss", data)
+
+    @post(
+        "/{notification_id:str}/snooze",
+        opt=OPERATE,
+        summary="Snooze a notification until a time (`until`) or for a duration (`for`); needs confirm: true",
+        description=PREVIEW + "It leaves the default list (`?snoozed=true` shows it) and comes back at its end "
+        '(`notification.updated` with `changed_fields: ["snoozedUntil"]`); its status does not change.',
+        status_code=200,
+    )
+    async def snooze(self, request: Request[Principal, Any, Any], notification_id: str, data: SnoozeBody) -> Any:
+        result = await snoozing.snooze_notification(
+            request.user,
+            notification_id,
+            expected_version=data.expected_version,
+            until=data.until,
+            for_=data.for_,
+            reason=data.reason,
+            confirm=data.confirm,
+            via="rest",
+        )
+        return {"data": result.answer()}
+
+    @post(
+        "/{notification_id:str}/unsnooze",
+        opt=OPERATE,
+        summary="Bring a snoozed notification back now",
+        description=PREVIEW,
+        status_code=200,
+    )
+    async def unsnooze(self, request: Request[Principal, Any, Any], notification_id: str, data: UnsnoozeBody) -> Any:
+        result = await snoozing.unsnooze_notification(
+            request.user, notification_id, expected_version=data.expected_version, reason=data.reason, via="rest"
+        )
+        return {"data": result.answer()}

@@ -64,6 +64,8 @@ class DeliveryContextRow:
     source_external_id: str
     notification_created_at: datetime
     preferences: PreferencesRow | None
+    # Set while the notification is snoozed: a digest leaves it out.
+    notification_snoozed_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +227,7 @@ _CONTEXT = """
     SELECT d.id, d.workspace_id, d.notification_id, d.recipient_id, d.channel, d.status, d.attempts, d.digest_id,
            n.title, n.body, n.status AS notification_status, n.version AS notification_version, n.event_type,
            n.resource_type, n.resource_id, n.source_kind, n.source_external_id, n.created_at AS notification_created_at,
+           n.snoozed_until AS notification_snoozed_until,
            p.email_enabled, p.email_address, p.email_digest, p.chat_enabled, p.chat_webhook_url, p.events
     FROM notification_deliveries d
     JOIN notifications n ON n.id = d.notification_id
@@ -254,6 +257,7 @@ def _context(row: Record) -> DeliveryContextRow:
         notification_created_at=row["notification_created_at"],
         # The preference columns are all NULL when the recipient never saved any (a left join).
         preferences=preferences_row(row, row["recipient_id"]) if row["email_enabled"] is not None else None,
+        notification_snoozed_until=row["notification_snoozed_until"],
     )
 
 

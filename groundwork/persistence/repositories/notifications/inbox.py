@@ -1,20 +1,25 @@
-"""Notifications: creation with the unread counters, the inbox, and lifecycle moves with their audit and
-operations."""
+"""Notifications: creation with the unread counters, and the inbox as its recipient reads it.
+
+Moves, their audit and operations are in `moves.py`; snoozes and their timers in `snoozes.py`; the live
+feed's numbered changes in `changes.py`.
+"""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from asyncpg import Record
 
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
 
-_COLUMNS = (
+COLUMNS = (
     "id, workspace_id, recipient_id, event_id, event_type, source_kind, source_external_id, resource_type,"
-    " resource_id, title, body, status, version, created_at, updated_at"
+    " resource_id, title, body, status, version, created_at, updated_at, snoozed_until, snooze_id"
 )
 
 
@@ -37,6 +42,14 @@ class NotificationRow:
     version: int
     created_at: datetime
     updated_at: datetime
+    # While snoozed: when the snooze ends, and which snooze it is (its timer brings the notification back).
+    snoozed_until: datetime | None = None
+    snooze_id: str | None = None
+
+    @property
+    def visible_unread(self) -> bool:
+        """Whether it counts in `unreadCount`: unread and not snoozed."""
+        return self.status == "unread" and self.snoozed_until is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +68,8 @@ class NotificationAuditRow:
     version_after: int
     reason: str | None
     occurred_at: datetime
+    command: str
+    snoozed_until: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +85,8 @@ class NotificationOperationRow:
     notification_ids: list[str]
     created_at: datetime
     audit_ids: list[str]
+    # A bulk move's per-item answer (None for other commands).
+    result: list[dict[str, Any]] | None = None
 
 
 def _notification(row: Record) -> NotificationRow:
@@ -89,7 +106,24 @@ def _notification(row: Record) -> NotificationRow:
         version=row["version"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        snoozed_until=row["snoozed_until"],
+        snooze_id=row["snooze_id"],
     )
+
+
+def notification_row(row: Record) -> NotificationRow:
+    """A notification from a row selected with every column."""
+    return _notification(row)
+
+
+def audit_row(row: Record) -> NotificationAuditRow:
+    """An audited move from a `notification_audit` row."""
+    return _audit(row)
+
+
+def operation_row(row: Record, audit_ids: list[str]) -> NotificationOperationRow:
+    """An operation from a `notification_operations` row and the audit ids of its moves."""
+    return _operation(row, audit_ids)
 
 
 def _audit(row: Record) -> NotificationAuditRow:
@@ -106,6 +140,8 @@ def _audit(row: Record) -> NotificationAuditRow:
         version_after=row["version_after"],
         reason=row["reason"],
         occurred_at=row["occurred_at"],
+        command=row["command"],
+        snoozed_until=row["snoozed_until"],
     )
 
 
@@ -120,6 +156,7 @@ def _operation(row: Record, audit_ids: list[str]) -> NotificationOperationRow:
         notification_ids=row["notification_ids"],
         created_at=row["created_at"],
         audit_ids=audit_ids,
+        result=json.loads(row["result"]) if row["result"] is not None else None,
     )
 
 
@@ -156,7 +193,7 @@ async def insert_notifications(rows: list[NewNotification]) -> list[Notification
         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
         ON CONFLICT (event_id, recipient_id) DO NOTHING
-        RETURNING {_COLUMNS}
+        RETURNING {COLUMNS}
         """,
         [new_id("notification") for _ in rows],
         [r.workspace_id for r in rows],
@@ -213,17 +250,20 @@ async def list_inbox(
     since: datetime | None,
     after_id: str | None,
     limit: int,
+    snoozed: bool = False,
 ) -> tuple[list[NotificationRow], int]:
-    """The recipient's notifications, newest first, after the keyset position `after_id`, and its unread count.
+    """The recipient's notifications, newest first, after the keyset position `after_id`, and its unread count:
+    those not snoozed, or (`snoozed`) only the snoozed ones.
 
     One round trip: the page and the unread counter come back together.
     """
     rows = await db.fetch(
         f"""
         WITH page AS (
-            SELECT {_COLUMNS} FROM notifications
+            SELECT {COLUMNS} FROM notifications
             WHERE recipient_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source_kind = $3)
               AND ($4::timestamptz IS NULL OR created_at >= $4) AND ($5::text IS NULL OR id < $5)
+              AND (snoozed_until IS NOT NULL) = $7
             ORDER BY id DESC LIMIT $6)
         SELECT counter.unread_count, page.*
         FROM (SELECT coalesce((SELECT unread FROM notification_unread_counts WHERE recipient_id = $1), 0)
@@ -237,29 +277,33 @@ async def list_inbox(
         since,
         after_id,
         limit,
+        snoozed,
     )
     unread = int(rows[0]["unread_count"]) if rows else 0
     return [_notification(r) for r in rows if r["id"] is not None], unread
 
 
-async def count_inbox(recipient_id: str, *, status: str | None, source_kind: str | None, since: datetime | None) -> int:
-    """How many of the recipient's notifications match the filters."""
+async def count_inbox(
+    recipient_id: str, *, status: str | None, source_kind: str | None, since: datetime | None, snoozed: bool = False
+) -> int:
+    """How many of the recipient's notifications match the filters (snoozed ones, or the others)."""
     row = await db.fetchrow(
         """
         SELECT count(*) AS n FROM notifications
         WHERE recipient_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source_kind = $3)
-          AND ($4::timestamptz IS NULL OR created_at >= $4)
+          AND ($4::timestamptz IS NULL OR created_at >= $4) AND (snoozed_until IS NOT NULL) = $5
         """,
         recipient_id,
         status,
         source_kind,
         since,
+        snoozed,
     )
     return int(row["n"]) if row else 0
 
 
 async def unread_count(recipient_id: str) -> int:
-    """The recipient's unread notifications (a counter, not a count)."""
+    """The recipient's unread notifications that are not snoozed (a counter, not a count)."""
     row = await db.fetchrow("SELECT unread FROM notification_unread_counts WHERE recipient_id = $1", recipient_id)
     return int(row["unread"]) if row else 0
 
@@ -270,11 +314,21 @@ async def get_notification(
     """The recipient's notification with this id (another principal's is None); `for_update` locks it."""
     lock = " FOR UPDATE" if for_update else ""
     row = await db.fetchrow(
-        f"SELECT {_COLUMNS} FROM notifications WHERE id = $1 AND recipient_id = $2{lock}",
+        f"SELECT {COLUMNS} FROM notifications WHERE id = $1 AND recipient_id = $2{lock}",
         notification_id,
         recipient_id,
     )
     return _notification(row) if row else None
+
+
+async def lock_notifications(recipient_id: str, notification_ids: list[str]) -> list[NotificationRow]:
+    """The recipient's notifications among these ids, locked in id order (so concurrent moves never deadlock)."""
+    rows = await db.fetch(
+        f"SELECT {COLUMNS} FROM notifications WHERE recipient_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE",
+        recipient_id,
+        notification_ids,
+    )
+    return [_notification(r) for r in rows]
 
 
 async def history(notification_id: str) -> list[NotificationAuditRow]:
@@ -283,134 +337,3 @@ async def history(notification_id: str) -> list[NotificationAuditRow]:
         "SELECT * FROM notification_audit WHERE notification_id = $1 ORDER BY occurred_at, id", notification_id
     )
     return [_audit(r) for r in rows]
-
-
-# ---------------------------------------------------------------------------------------------- moves
-
-
-async def move(notification_id: str, to_status: str) -> NotificationRow:
-    """Set the status of a locked notification and bump its version by one."""
-    row = await db.fetchrow(
-        f"UPDATE notifications SET status = $2, version = version + 1, updated_at = clock_timestamp()"
-        f" WHERE id = $1 RETURNING {_COLUMNS}",
-        notification_id,
-        to_status,
-    )
-    assert row is not None
-    return _notification(row)
-
-
-async def lock_unread(
-    recipient_id: str, *, up_to_time: datetime | None, up_to_id: str | None, inclusive: bool, limit: int
-) -> list[NotificationRow]:
-    """The recipient's unread notifications up to a time or an id, oldest first, locked."""
-    rows = await db.fetch(
-        f"""
-        SELECT {_COLUMNS} FROM notifications
-        WHERE recipient_id = $1 AND status = 'unread'
-          AND ($2::timestamptz IS NULL OR created_at <= $2)
-          AND ($3::text IS NULL OR id < $3 OR ($4 AND id = $3))
-        ORDER BY id LIMIT $5 FOR UPDATE
-        """,
-        recipient_id,
-        up_to_time,
-        up_to_id,
-        inclusive,
-        limit,
-    )
-    return [_notification(r) for r in rows]
-
-
-async def move_many(notification_ids: list[str], to_status: str) -> list[NotificationRow]:
-    """`move` for many locked notifications at once."""
-    rows = await db.fetch(
-        f"UPDATE notifications SET status = $2, version = version + 1, updated_at = clock_timestamp()"
-        f" WHERE id = ANY($1::text[]) RETURNING {_COLUMNS}",
-        notification_ids,
-        to_status,
-    )
-    return sorted((_notification(r) for r in rows), key=lambda r: r.id)
-
-
-async def insert_operation(
-    *, workspace_id: str, actor_id: str, command: str, via: str, app_id: str | None, notification_ids: list[str]
-) -> NotificationOperationRow:
-    """Record a command as an operation (`op_`)."""
-    row = await db.fetchrow(
-        "INSERT INTO notification_operations (id, workspace_id, actor_id, command, via, app_id, notification_ids)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
-        new_id("op"),
-        workspace_id,
-        actor_id,
-        command,
-        via,
-        app_id,
-        notification_ids,
-    )
-    assert row is not None
-    return _operation(row, [])  # its moves are audited after it
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One move to record."""
-
-    notification_id: str
-    from_status: str
-    to_status: str
-    version_after: int
-
-
-async def audit_entry(actor_id: str, audit_id: str) -> NotificationAuditRow | None:
-    """One recorded move by `actor_id`: its notification, operation, new status and version."""
-    row = await db.fetchrow("SELECT * FROM notification_audit WHERE id = $1 AND actor_id = $2", audit_id, actor_id)
-    return _audit(row) if row else None
-
-
-async def insert_audit(
-    entries: list[AuditEntry],
-    *,
-    operation_id: str,
-    actor_id: str,
-    via: str,
-    app_id: str | None,
-    provenance: str | None,
-    reason: str | None,
-) -> list[str]:
-    """Record moves of one operation; returns their audit ids (`aud_`) in the order given."""
-    ids = [new_id("aud") for _ in entries]
-    await db.execute(
-        """
-        INSERT INTO notification_audit (id, notification_id, operation_id, actor_id, via, app_id, provenance,
-            from_status, to_status, version_after, reason)
-        SELECT a.id, a.notification_id, $3, $4, $5, $6, $7, a.from_status, a.to_status, a.version_after, $8
-        FROM unnest($1::text[], $2::text[], $9::text[], $10::text[], $11::int[])
-            AS a(id, notification_id, from_status, to_status, version_after)
-        """,
-        ids,
-        [e.notification_id for e in entries],
-        operation_id,
-        actor_id,
-        via,
-        app_id,
-        provenance,
-        reason,
-        [e.from_status for e in entries],
-        [e.to_status for e in entries],
-        [e.version_after for e in entries],
-    )
-    return ids
-
-
-async def get_operation(actor_id: str, operation_id: str) -> NotificationOperationRow | None:
-    """An operation the principal ran, with the audit ids of its moves."""
-    row = await db.fetchrow(
-        """
-        SELECT o.*, coalesce((SELECT array_agg(a.id ORDER BY a.id) FROM notification_audit a
-                              WHERE a.operation_id = o.id), '{}') AS audit_ids
-        FROM notification_operations o WHERE o.id = $1 AND o.actor_id = $2
-        """,
-        operation_id,
-        actor_id,
-    )
-    return _operation(row, row["audit_ids"]) if row else None

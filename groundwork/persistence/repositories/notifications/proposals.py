@@ -37,6 +37,9 @@ class ProposalRow:
     applied_at: datetime | None
     operation_id: str | None
     expired: bool  # by the database clock, when the row was read
+    # A drafted snooze: the instant it ends, or the duration counted from the apply.
+    snooze_until: datetime | None = None
+    snooze_for: str | None = None
 
 
 async def insert_proposal(values: dict[str, Any]) -> ProposalRow:
@@ -45,9 +48,9 @@ async def insert_proposal(values: dict[str, Any]) -> ProposalRow:
         """
         INSERT INTO notification_proposals (id, workspace_id, principal_id, notification_id, requested_outcome,
             command, from_status, to_status, expected_version, reason, evidence_refs, validation_errors, conflicts,
-            app_id, provenance, expires_at)
+            app_id, provenance, expires_at, snooze_until, snooze_for)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13::jsonb, $14, $15,
-                clock_timestamp() + make_interval(secs => $16))
+                clock_timestamp() + make_interval(secs => $16), $17, $18)
         RETURNING *, expires_at <= clock_timestamp() AS expired
         """,
         new_id("ncp"),
@@ -66,6 +69,8 @@ async def insert_proposal(values: dict[str, Any]) -> ProposalRow:
         values["app_id"],
         values["provenance"],
         values["ttl_seconds"],
+        values.get("snooze_until"),
+        values.get("snooze_for"),
     )
     assert row is not None
     return _proposal(row)
@@ -93,6 +98,8 @@ def _proposal(row: Record) -> ProposalRow:
         applied_at=row["applied_at"],
         operation_id=row["operation_id"],
         expired=row["expired"],
+        snooze_until=row["snooze_until"],
+        snooze_for=row["snooze_for"],
     )
 
 

@@ -187,8 +187,15 @@ async def test_the_api_exposes_only_its_own_families_with_one_charset(
     page = await scrape(client)  # checks the one Content-Type, exactly as prometheus-client writes it
     families = {family.name for family in text_string_to_metric_families(page)}
     assert "groundwork_http_requests" in families and "groundwork_search_index_lag_changes" in families
+    assert "groundwork_notification_streams_open" in families  # the live feeds this API process serves
     # The worker's outcomes and the gauges of shared state are not the API's: summed over targets, each counts once.
-    assert not {name for name in families if name.startswith(("groundwork_outbox_", "groundwork_webhook_"))}
+    worker_prefixes = (
+        "groundwork_outbox_",
+        "groundwork_webhook_",
+        "groundwork_notification_sends",
+        "groundwork_notification_snoozes",
+    )
+    assert not {name for name in families if name.startswith(worker_prefixes)}
 
 
 async def test_one_worker_at_a_time_reports_the_gauges_of_shared_state(settings: Any) -> None:
@@ -200,6 +207,7 @@ async def test_one_worker_at_a_time_reports_the_gauges_of_shared_state(settings:
             f.name for f in text_string_to_metric_families(metrics.exposition(metrics.WORKER_FAMILIES)[0].decode())
         }
         assert "groundwork_outbox_backlog_events" not in shared  # the second, last asked, does not report them
+        assert "groundwork_notification_streams_open" not in shared  # the API's, never a worker's
         await first.close()  # the reporting worker stops: the next one to ask takes over
         assert await second.holds()
         assert not await first.holds()

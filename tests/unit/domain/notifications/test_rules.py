@@ -38,16 +38,29 @@ from groundwork.stack.smtp_sink import SmtpSink
 
 @pytest.mark.parametrize(
     ("status", "expected"),
-    [("unread", ["read"]), ("read", ["acknowledge"]), ("acknowledged", ["dismiss"]), ("dismissed", [])],
+    [
+        ("unread", ["read", "snooze"]),
+        ("read", ["acknowledge", "snooze"]),
+        ("acknowledged", ["dismiss", "snooze"]),
+        ("dismissed", []),
+    ],
 )
-def test_allowed_actions_follow_the_table_one_step_at_a_time(status: str, expected: list[str]) -> None:
+def test_allowed_actions_follow_the_table_one_step_at_a_time_then_snooze(status: str, expected: list[str]) -> None:
     assert [c.id for c in allowed_actions(status, may_operate=True)] == expected
     assert allowed_actions(status, may_operate=False) == []
 
 
-def test_a_sink_is_never_offered_dismiss() -> None:
+def test_a_snoozed_notification_offers_unsnooze_and_snoozing_again() -> None:
+    assert [c.id for c in allowed_actions("read", may_operate=True, snoozed=True)] == [
+        "acknowledge",
+        "snooze",
+        "unsnooze",
+    ]
+
+
+def test_a_sink_is_never_offered_dismiss_or_snooze() -> None:
     assert allowed_actions("acknowledged", may_operate=True, sink_only=True) == []
-    assert [c.id for c in allowed_actions("read", may_operate=True, sink_only=True)] == ["acknowledge"]
+    assert [c.id for c in allowed_actions("read", may_operate=True, sink_only=True, snoozed=True)] == ["acknowledge"]
 
 
 def test_check_command_reports_a_stale_version_before_a_forbidden_move() -> None:
@@ -56,7 +69,7 @@ def test_check_command_reports_a_stale_version_before_a_forbidden_move() -> None
     assert stale.value.extra == {"current_version": 3}
     with pytest.raises(InvalidTransition) as forbidden:
         check_command("dismiss", "unread", 3, 3, sink_only=False)
-    assert forbidden.value.extra == {"current_status": "unread", "allowed_actions": ["read"]}
+    assert forbidden.value.extra == {"current_status": "unread", "allowed_actions": ["read", "snooze"]}
     assert check_command("read", "unread", 1, 1, sink_only=False) is COMMANDS["read"]
 
 
