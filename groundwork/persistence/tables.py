@@ -115,6 +115,23 @@ class WorkItemChange(Table, tablename="work_item_changes"):
     changed_at = Timestamptz()
 
 
+class WorkItemImport(Table, tablename="work_item_imports"):
+    id = Text(primary_key=True)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    project_id = ForeignKey(Project, on_delete=OnDelete.cascade, null=False)
+    actor_id = Text()
+    format = Text()
+    content = Text()
+    status_map = JSONB(default="{}")
+    people_map = JSONB(default="{}")
+    status = Text(default="queued")
+    total = Integer(default=0)
+    processed = Integer(default=0)
+    report = JSONB(default="{}")
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
 class IdempotencyKey(Table, tablename="idempotency_keys"):
     id = BigSerial(primary_key=True)
     api_key_id = ForeignKey(ApiKey, on_delete=OnDelete.cascade, null=False)
@@ -217,6 +234,7 @@ ALL_TABLES: tuple[type[Table], ...] = (
     ApiKey,
     WorkItem,
     WorkItemChange,
+    WorkItemImport,
     IdempotencyKey,
     OutboxEvent,
     WebhookEndpoint,
@@ -454,6 +472,8 @@ class Notification(Table, tablename="notifications"):
     version = Integer(default=1)
     created_at = Timestamptz()
     updated_at = Timestamptz()
+    snoozed_until = Timestamptz(null=True, default=None)
+    snooze_id = Text(null=True, default=None)
 
 
 class NotificationUnreadCount(Table, tablename="notification_unread_counts"):
@@ -470,6 +490,7 @@ class NotificationOperation(Table, tablename="notification_operations"):
     app_id = Text(null=True, default=None)
     notification_ids = Array(base_column=Text())
     created_at = Timestamptz()
+    result = JSONB(null=True, default=None)
 
 
 class NotificationAudit(Table, tablename="notification_audit"):
@@ -485,6 +506,8 @@ class NotificationAudit(Table, tablename="notification_audit"):
     version_after = Integer()
     reason = Text(null=True, default=None)
     occurred_at = Timestamptz()
+    command = Text()
+    snoozed_until = Timestamptz(null=True, default=None)
 
 
 class NotificationProposal(Table, tablename="notification_proposals"):
@@ -504,6 +527,8 @@ class NotificationProposal(Table, tablename="notification_proposals"):
     app_id = Text(null=True, default=None)
     provenance = Text(null=True, default=None)
     created_at = Timestamptz()
+    snooze_until = Timestamptz(null=True, default=None)
+    snooze_for = Text(null=True, default=None)
     expires_at = Timestamptz()
     applied_at = Timestamptz(null=True, default=None)
     operation_id = Text(null=True, default=None)
@@ -592,6 +617,44 @@ class Message(Table, tablename="messages"):
     created_at = Timestamptz()
 
 
+class NotificationSnooze(Table, tablename="notification_snoozes"):
+    id = Text(primary_key=True)
+    notification_id = ForeignKey(Notification, on_delete=OnDelete.cascade, null=False)
+    workspace_id = ForeignKey(Workspace, on_delete=OnDelete.cascade, null=False)
+    recipient_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    until = Timestamptz()
+    workflow_id = Text(unique=True)
+    start_requested_at = Timestamptz()
+    workflow_started_at = Timestamptz(null=True, default=None)
+    outcome = Text(null=True, default=None)
+    ended_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz()
+
+
+class NotificationStreamHead(Table, tablename="notification_stream_heads"):
+    recipient_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False, primary_key=True)
+    last_seq = BigInt(default=0)
+
+
+class NotificationChange(Table, tablename="notification_changes"):
+    # The primary key is (recipient_id, seq) in SQL; Piccolo has no composite keys, so `seq` stands for it here.
+    recipient_id = ForeignKey(Principal, on_delete=OnDelete.cascade, null=False)
+    seq = BigInt(primary_key=True)
+    notification_id = ForeignKey(Notification, on_delete=OnDelete.cascade, null=False)
+    event_type = Text()
+    changed_fields = Array(base_column=Text())
+    status = Text()
+    version = Integer()
+    snoozed_until = Timestamptz(null=True, default=None)
+    occurred_at = Timestamptz()
+
+
+class NotificationStreamLease(Table, tablename="notification_stream_leases"):
+    id = Text(primary_key=True)
+    api_key_id = Text()
+    expires_at = Timestamptz()
+
+
 ALL_TABLES += (
     ConnectedApp,
     Notification,
@@ -603,6 +666,10 @@ ALL_TABLES += (
     NotificationDigest,
     NotificationDelivery,
     NotificationActionRedemption,
+    NotificationSnooze,
+    NotificationStreamHead,
+    NotificationChange,
+    NotificationStreamLease,
     MessageThread,
     MessageThreadParticipant,
     Message,

@@ -106,6 +106,7 @@ async def _state(client: httpx.AsyncClient, stage: Stage) -> dict[str, Any]:
         _data(await client.get(f"/api/v1/notifications/{n}", headers=bob)) for n in (stage.read, stage.acknowledged)
     ]
     return {
+        "snoozed": [n.get("snoozedUntil") for n in notifications],
         "work item": (item["version"], item["fields"]),
         "run": (run["state"], run["requestedActions"], run["appliedDraftIds"], len(run["drafts"])),
         "runs": [r["id"] for r in runs],
@@ -144,6 +145,10 @@ REST: dict[str, Callable[[Stage], tuple[str, dict[str, Any]]]] = {
     "/api/v1/notifications/{notification_id}/dismiss": lambda s: (
         f"/api/v1/notifications/{s.acknowledged}/dismiss",
         {"expected_version": 3},
+    ),
+    "/api/v1/notifications/{notification_id}/snooze": lambda s: (
+        f"/api/v1/notifications/{s.read}/snooze",
+        {"expected_version": 2, "for": "PT1H"},
     ),
 }
 

@@ -114,7 +114,7 @@ async def test_drafts_cite_matching_ready_context_packages_of_the_project(
     traced = [
         s
         for s in requirements["statements"]
-        if {"kind": "context_package", "id": package["entryId"]} in s["evidenceRefs"]
+        if ("context_package", package["entryId"]) in {(r["kind"], r["id"]) for r in s["evidenceRefs"]}
     ]
     assert traced and all(s["text"] in requirements["proposedValue"] for s in traced)
     assert "[context_package:" not in requirements["proposedValue"]
