@@ -58,8 +58,9 @@ from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.package_projection import catch_up_package_index
 from groundwork.search import generations
 from groundwork.search.corpus_index import CorpusIndex
-from groundwork.search.corpus_search import restricted, text_query
+from groundwork.search.corpus_search import restricted
 from groundwork.search.package_index import package_index
+from groundwork.search.ranking import text_query
 from groundwork.services.context_engine import reads
 from groundwork.services.context_engine.contributions import (
     ProviderRegistration,
@@ -106,24 +107,22 @@ class BareWorkflow:
 async def setup_workspace() -> tuple[str, list[str], list[str], str, Principal]:
     """The workspace: 10 engagements of 10 projects, the providers, and an admin key (every scope)."""
     ws = await tenancy.create_workspace("ctxbench", "Context bench")
-    portfolio = await tenancy.create_portfolio(ws["id"], "Bench portfolio")
-    engagements = [
-        (await tenancy.create_engagement(ws["id"], portfolio["id"], f"E{i}"))["id"] for i in range(ENGAGEMENTS)
-    ]
+    portfolio = await tenancy.create_portfolio(ws.id, "Bench portfolio")
+    engagements = [(await tenancy.create_engagement(ws.id, portfolio.id, f"E{i}")).id for i in range(ENGAGEMENTS)]
     projects = [
-        (await tenancy.create_project(ws["id"], engagements[i % ENGAGEMENTS], f"P{i:03d}", f"Project {i}"))["id"]
+        (await tenancy.create_project(ws.id, engagements[i % ENGAGEMENTS], f"P{i:03d}", f"Project {i}")).id
         for i in range(PROJECTS)
     ]
-    operator = Principal("", ws["id"], "bench", "provider", False, "", frozenset())
+    operator = Principal("", ws.id, "bench", "provider", False, "", frozenset())
     providers = [
-        (await register_provider(operator, ProviderRegistration(name, "delivery", list(CAPABILITY.values()))))[0]["id"]
+        (await register_provider(operator, ProviderRegistration(name, "delivery", list(CAPABILITY.values()))))[0].id
         for name in PROVIDERS
     ]
     issued = await api_keys.issue_key("ctxbench", "bench", None, admin=True)
-    principal = Principal(issued.principal_id, ws["id"], "bench", "user", True, issued.api_key_id, frozenset(
+    principal = Principal(issued.principal_id, ws.id, "bench", "user", True, issued.api_key_id, frozenset(
         ["context-engine:read"]
     ))  # fmt: skip
-    return ws["id"], projects, providers, issued.key, principal
+    return ws.id, projects, providers, issued.key, principal
 
 
 def package_text(vocab: list[str], rng: random.Random, words: int) -> str:
@@ -294,7 +293,7 @@ async def main() -> None:
         ws = await tenancy.get_workspace_by_slug("ctxbench")
         if ws is None:
             raise SystemExit("--reuse: no previous run in --data-dir")
-        workspace_id = ws["id"]
+        workspace_id = ws.id
         projects = [
             r["id"]
             for r in await db.fetch("SELECT id FROM projects WHERE workspace_id = $1 ORDER BY key", workspace_id)

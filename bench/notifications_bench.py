@@ -46,9 +46,10 @@ from groundwork.domain.pagination import encode_cursor
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items
+from groundwork.persistence.repositories.enhancement import runs
 from groundwork.persistence.repositories.notifications import inbox as notification_repo
+from groundwork.persistence.repositories.notifications import preferences as notification_preferences
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.secrets.keyring import KeyRing
@@ -96,16 +97,16 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 async def setup_fanout(workspace_id: str, recipients: int) -> tuple[str, str, str, str]:
     """A project with `recipients` members: one requested a run on a work item the others watch."""
     portfolio = await tenancy.create_portfolio(workspace_id, "Bench")
-    engagement = await tenancy.create_engagement(workspace_id, portfolio["id"], "Bench")
+    engagement = await tenancy.create_engagement(workspace_id, portfolio.id, "Bench")
     suffix = random.randint(10, 99)
-    project = await tenancy.create_project(workspace_id, engagement["id"], f"B{suffix}{recipients % 97}", "Bench")
+    project = await tenancy.create_project(workspace_id, engagement.id, f"B{suffix}{recipients % 97}", "Bench")
     members = []
     async with db.transaction():
         for n in range(recipients):
             principal = await tenancy.create_principal(workspace_id, f"p{suffix}-{recipients}-{n}")
-            await tenancy.add_membership(principal["id"], project["id"], "viewer")
-            await notification_repo.save_preferences(
-                principal_id=principal["id"],
+            await tenancy.add_membership(principal.id, project.id, "viewer")
+            await notification_preferences.save_preferences(
+                principal_id=principal.id,
                 workspace_id=workspace_id,
                 email_enabled=True,
                 email_address=f"p{n}@bench.test",
@@ -114,24 +115,24 @@ async def setup_fanout(workspace_id: str, recipients: int) -> tuple[str, str, st
                 chat_webhook_url=None,
                 events={},
             )
-            members.append(principal["id"])
+            members.append(principal.id)
         applier = await tenancy.create_principal(workspace_id, f"applier-{suffix}-{recipients}", is_admin=True)
         item = await work_items.insert_work_item(
             workspace_id=workspace_id,
-            project_id=project["id"],
+            project_id=project.id,
             title="Tokenise saved cards",
             status="in_progress",
             sprint=None,
             watchers=members[1:],
             fields={},
-            actor_id=applier["id"],
+            actor_id=applier.id,
             source="bench",
         )
         run_id = new_id("wie")
         await runs.insert_run(
             run_id=run_id,
             workspace_id=workspace_id,
-            project_id=project["id"],
+            project_id=project.id,
             target_id=item.id,
             actions=["description"],
             instructions="",
@@ -139,7 +140,7 @@ async def setup_fanout(workspace_id: str, recipients: int) -> tuple[str, str, st
             code_context=False,
             generator="bench",
         )
-    return run_id, item.id, applier["id"], project["id"]
+    return run_id, item.id, applier.id, project.id
 
 
 async def fan_out(workspace_id: str, recipients: int, mail: MailCounter) -> tuple[float, float]:
@@ -204,15 +205,15 @@ async def fill_inbox(workspace_id: str) -> Principal:
             FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS n(id, event_id, status, at)
             """,
             workspace_id,
-            reader["id"],
+            reader.id,
             [r[0] for r in rows],
             [r[1] for r in rows],
             [r[2] for r in rows],
             [r[3] for r in rows],
         )
-    await notification_repo.adjust_unread({reader["id"]: unread})
+    await notification_repo.adjust_unread({reader.id: unread})
     await db.execute("ANALYZE notifications")
-    return Principal(reader["id"], workspace_id, reader["name"], "user", False, "", frozenset())
+    return Principal(reader.id, workspace_id, reader.name, "user", False, "", frozenset())
 
 
 LIST_SQL = """
@@ -329,9 +330,9 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
     )
     try:
         print(f"## Notifications ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()})\n")
-        warm_in_app, warm_mail = await fan_out(workspace["id"], 20, mail)
+        warm_in_app, warm_mail = await fan_out(workspace.id, 20, mail)
         print(f"warm-up, 20 recipients: in-app {warm_in_app * 1000:.0f} ms, e-mail {warm_mail * 1000:.0f} ms\n")
-        in_app, emails = await fan_out(workspace["id"], RECIPIENTS, mail)
+        in_app, emails = await fan_out(workspace.id, RECIPIENTS, mail)
         print("| fan-out of one event | recipients | all in-app readable | all e-mails at the SMTP server |")
         print("|---|---:|---:|---:|")
         print(
@@ -340,7 +341,7 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
             flush=True,
         )
         started = time.perf_counter()
-        reader = await fill_inbox(workspace["id"])
+        reader = await fill_inbox(workspace.id)
         print(f"inbox of {INBOX_SIZE:,} notifications inserted in {time.perf_counter() - started:.1f} s\n")
         results = await inbox_latencies(dsn, slug, reader, 200 if quick else 1000)
         floors = results.pop("floors")

@@ -202,11 +202,11 @@ async def create_projects(dsn: str) -> dict[str, str]:
     """A workspace with a project for the handbook and one for the demo corpus; their ids by name."""
     async with db.connection(dsn):
         workspace = await tenancy.create_workspace(WORKSPACE, "Relevance bench")
-        portfolio = await tenancy.create_portfolio(workspace["id"], "Relevance bench")
-        engagement = await tenancy.create_engagement(workspace["id"], portfolio["id"], "Relevance bench")
-        handbook = await tenancy.create_project(workspace["id"], engagement["id"], "HANDBOOK", "Debian handbook")
-        demo = await tenancy.create_project(workspace["id"], engagement["id"], "DEMO", "Demo corpus")
-    return {"handbook": handbook["id"], "demo": demo["id"]}
+        portfolio = await tenancy.create_portfolio(workspace.id, "Relevance bench")
+        engagement = await tenancy.create_engagement(workspace.id, portfolio.id, "Relevance bench")
+        handbook = await tenancy.create_project(workspace.id, engagement.id, "HANDBOOK", "Debian handbook")
+        demo = await tenancy.create_project(workspace.id, engagement.id, "DEMO", "Demo corpus")
+    return {"handbook": handbook.id, "demo": demo.id}
 
 
 class Bm25:

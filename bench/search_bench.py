@@ -198,15 +198,14 @@ async def setup_workspace() -> tuple[list[str], str, str, Principal]:
     if existing is not None:
         raise SystemExit("the bench database already holds a workspace; use a fresh --data-dir")
     ws = await tenancy.create_workspace("bench", "Search bench")
-    portfolio = await tenancy.create_portfolio(ws["id"], "Bench portfolio")
-    engagement = await tenancy.create_engagement(ws["id"], portfolio["id"], "Bench engagement")
+    portfolio = await tenancy.create_portfolio(ws.id, "Bench portfolio")
+    engagement = await tenancy.create_engagement(ws.id, portfolio.id, "Bench engagement")
     projects = [
-        (await tenancy.create_project(ws["id"], engagement["id"], f"BENCH{i}", f"Bench {i}"))["id"]
-        for i in range(PROJECTS)
+        (await tenancy.create_project(ws.id, engagement.id, f"BENCH{i}", f"Bench {i}")).id for i in range(PROJECTS)
     ]
-    other = await tenancy.create_engagement(ws["id"], portfolio["id"], "Structured documents")
-    structured = (await tenancy.create_project(ws["id"], other["id"], "DOCS", "Structured documents"))["id"]
-    return projects, structured, *(await bench_key(ws["id"]))
+    other = await tenancy.create_engagement(ws.id, portfolio.id, "Structured documents")
+    structured = (await tenancy.create_project(ws.id, other.id, "DOCS", "Structured documents")).id
+    return projects, structured, *(await bench_key(ws.id))
 
 
 async def bench_key(workspace_id: str) -> tuple[str, Principal]:
@@ -223,10 +222,10 @@ async def reuse_workspace() -> tuple[list[str], str, str, Principal]:
     ws = await tenancy.get_workspace_by_slug("bench")
     if ws is None:
         raise SystemExit("--reuse: no bench corpus in --data-dir")
-    rows = await db.fetch("SELECT id, key FROM projects WHERE workspace_id = $1 ORDER BY key", ws["id"])
+    rows = await db.fetch("SELECT id, key FROM projects WHERE workspace_id = $1 ORDER BY key", ws.id)
     projects = [r["id"] for r in rows if r["key"].startswith("BENCH")]
     structured = next(r["id"] for r in rows if r["key"] == "DOCS")
-    return projects, structured, *(await bench_key(ws["id"]))
+    return projects, structured, *(await bench_key(ws.id))
 
 
 async def ingest(
@@ -247,9 +246,9 @@ async def ingest(
     started = time.perf_counter()
     done = 0
     for project_id, files in by_project.items():
-        report = await ingest_files(
-            {"id": project_id, "workspace_id": workspace_id}, files, owner="bench", client=None, task_queue="unused"
-        )
+        project = await tenancy.project_by_id(project_id)
+        assert project is not None
+        report = await ingest_files(project, files, owner="bench", client=None, task_queue="unused")
         assert report.count("added") == len(files), [f for f in report.files if f.outcome != "added"][:3]
         done += len(files)
         print(f"  {done:,}/{len(sources):,} sources, {time.perf_counter() - started:.0f} s", flush=True)

@@ -34,9 +34,9 @@ from groundwork.domain.ids import new_id
 from groundwork.domain.webhooks import new_secret
 from groundwork.persistence import db
 from groundwork.persistence.migrate import apply_migrations
-from groundwork.persistence.repositories import webhooks as webhook_repo
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.persistence.repositories.webhooks import endpoints as webhook_endpoints
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.webhooks.secrets import seal_webhook_secret
 from groundwork.stack.postgres import start_postgres
@@ -203,24 +203,24 @@ async def bench(dsn: str, temporal_address: str, data_dir: Path, quick: bool) ->
     receiver = Receiver()
     await receiver.start()
     workspace = await tenancy.create_workspace(f"bench-{os.getpid()}", "Bench")
-    portfolio = await tenancy.create_portfolio(workspace["id"], "Bench")
-    engagement = await tenancy.create_engagement(workspace["id"], portfolio["id"], "Bench")
-    project = await tenancy.create_project(workspace["id"], engagement["id"], "BEN", "Bench")
+    portfolio = await tenancy.create_portfolio(workspace.id, "Bench")
+    engagement = await tenancy.create_engagement(workspace.id, portfolio.id, "Bench")
+    project = await tenancy.create_project(workspace.id, engagement.id, "BEN", "Bench")
     # The endpoint's owner is a project lead (not an admin): every dispatch checks its membership.
-    owner = await tenancy.create_principal(workspace["id"], "bench-owner")
-    await tenancy.add_membership(owner["id"], project["id"], "lead")
+    owner = await tenancy.create_principal(workspace.id, "bench-owner")
+    await tenancy.add_membership(owner.id, project.id, "lead")
     secret_key = KeyRing.generate_text()
     endpoint_id = new_id("whe")
-    await webhook_repo.insert_endpoint(
+    await webhook_endpoints.insert_endpoint(
         endpoint_id=endpoint_id,
-        workspace_id=workspace["id"],
+        workspace_id=workspace.id,
         url=f"http://127.0.0.1:{receiver.port}/hook",
         description="bench",
         event_types=["work_item_enhancement.*"],
         sealed_secret=seal_webhook_secret(KeyRing.parse(secret_key), endpoint_id, new_secret()),
-        created_by=owner["id"],
+        created_by=owner.id,
     )
-    target = Target(workspace["id"], project["id"])
+    target = Target(workspace.id, project.id)
     env = {
         **os.environ,
         "GROUNDWORK_SECRET_KEY": secret_key,

@@ -35,7 +35,7 @@ from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.persistence import db
 from groundwork.platform.caches.serving import serving_caches
 from groundwork.platform.observability import tracing
-from groundwork.platform.observability.gauges import refresh_gauges
+from groundwork.platform.observability.gauges import SharedGaugeReporter, refresh_gauges, refresh_shared_gauges
 from groundwork.platform.observability.logs import configure_logging
 from groundwork.platform.observability.metrics import MetricsServer
 from groundwork.platform.observability.temporal_sdk import sdk_metrics_runtime
@@ -68,6 +68,7 @@ from groundwork.workflows.maintenance import (
     PurgeWebhookHistoryWorkflow,
 )
 from groundwork.workflows.notifications import NOTIFICATION_WORKFLOWS
+from groundwork.workflows.search_attributes import workspace_attributes
 from groundwork.workflows.webhooks import WebhookDeliveryWorkflow
 
 log = logging.getLogger("groundwork.worker")
@@ -155,7 +156,10 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
             PURGE_SCHEDULE_ID,
             Schedule(
                 action=ScheduleActionStartWorkflow(
-                    PurgeIdempotencyKeysWorkflow.run, id=PURGE_SCHEDULE_ID, task_queue=task_queue
+                    PurgeIdempotencyKeysWorkflow.run,
+                    id=PURGE_SCHEDULE_ID,
+                    task_queue=task_queue,
+                    typed_search_attributes=workspace_attributes(None),
                 ),
                 spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
             ),
@@ -166,7 +170,10 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
             WEBHOOK_HISTORY_SCHEDULE_ID,
             Schedule(
                 action=ScheduleActionStartWorkflow(
-                    PurgeWebhookHistoryWorkflow.run, id=WEBHOOK_HISTORY_SCHEDULE_ID, task_queue=task_queue
+                    PurgeWebhookHistoryWorkflow.run,
+                    id=WEBHOOK_HISTORY_SCHEDULE_ID,
+                    task_queue=task_queue,
+                    typed_search_attributes=workspace_attributes(None),
                 ),
                 spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
                 policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
@@ -182,6 +189,7 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
                     ProvidersRunInput(),
                     id=PROVIDERS_SCHEDULE_ID,
                     task_queue=task_queue,
+                    typed_search_attributes=workspace_attributes(None),
                 ),
                 spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=PROVIDERS_INTERVAL)]),
                 policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
@@ -189,15 +197,22 @@ async def ensure_schedules(client: Client, task_queue: str) -> None:
         )
 
 
-async def refresh_gauges_forever(stop: asyncio.Event) -> None:
-    """Keep the database gauges of the worker's `/metrics` (outbox, failed deliveries, index lag) current."""
-    while not stop.is_set():
-        try:
-            await refresh_gauges()
-        except Exception:  # the next round tries again
-            log.warning("could not refresh the database gauges", exc_info=True)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), METRICS_REFRESH_SECONDS)
+async def refresh_gauges_forever(stop: asyncio.Event, dsn: str) -> None:
+    """Keep the gauges of the worker's `/metrics` current: its replica's index lag, and the outbox and failed
+    deliveries while this worker is the one reporting them."""
+    reporter = SharedGaugeReporter(dsn)
+    try:
+        while not stop.is_set():
+            try:
+                await refresh_gauges()
+                if await reporter.holds():
+                    await refresh_shared_gauges()
+            except Exception:  # the next round tries again
+                log.warning("could not refresh the database gauges", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), METRICS_REFRESH_SECONDS)
+    finally:
+        await reporter.close()
 
 
 async def run_worker(settings: Settings, *, metrics_host: str = "127.0.0.1", metrics_port: int | None = None) -> None:
@@ -227,7 +242,9 @@ async def run_worker(settings: Settings, *, metrics_host: str = "127.0.0.1", met
     sweep = asyncio.create_task(sweep_queued_runs_forever(client, settings))
     # The outbox relay runs beside the worker: every worker process relays, SKIP LOCKED shares the work.
     relay = asyncio.create_task(outbox_relay(client, settings).run(stop))
-    gauges = asyncio.create_task(refresh_gauges_forever(stop)) if metrics_server is not None else None
+    gauges = (
+        asyncio.create_task(refresh_gauges_forever(stop, settings.database_url)) if metrics_server is not None else None
+    )
     try:
         # Index readers (draft evidence) reload when told of a commit; the worker keeps its own search
         # replica (its ingest steps index into it) and polls the task queue once it has caught up.

@@ -56,6 +56,18 @@ _handed_out: set[int] = set()
 _port_choice = random.Random()  # its own generator: tests that seed `random` do not replay the choices
 
 
+def _own_port_range(low: int, high: int) -> tuple[int, int]:
+    """This test process's share of [low, high): each pytest-xdist worker draws from its own slice, so two
+    workers never hand out the same port before its server binds it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... under xdist
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or workers < 2:
+        return low, high
+    index = int(worker.removeprefix("gw"))
+    width = (high - low) // workers
+    return low + index * width, low + (index + 1) * width
+
+
 def free_port() -> int:
     """A TCP port nobody listens on right now, chosen below the kernel's ephemeral range.
 
@@ -65,8 +77,9 @@ def free_port() -> int:
     "address already in use". Ports below that range are never given to outgoing connections."""
     low, _ = _ephemeral_ports()
     if low > 12000:
+        first, last = _own_port_range(10000, low)
         for _ in range(200):
-            port = _port_choice.randrange(10000, low)
+            port = _port_choice.randrange(first, last)
             if port in _handed_out:
                 continue
             with socket.socket() as sock:
@@ -79,6 +92,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), the fault tests share one stack of real processes (a package
+    fixture): they run on one worker, in order; every other test may go to any worker."""
+    for item in items:
+        if item.nodeid.startswith("tests/reliability/"):
+            item.add_marker(pytest.mark.xdist_group("reliability"))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -291,12 +312,12 @@ class Workspace:
 async def workspace(database: str, internal_client: httpx.AsyncClient) -> Workspace:
     slug = f"t-{uuid.uuid4().hex[:12]}"
     ws = await tenancy.create_workspace(slug, f"Test {slug}")
-    portfolio = await tenancy.create_portfolio(ws["id"], "Portfolio")
-    engagement = await tenancy.create_engagement(ws["id"], portfolio["id"], "Engagement")
-    result = Workspace(ws["id"], slug, internal_client)
+    portfolio = await tenancy.create_portfolio(ws.id, "Portfolio")
+    engagement = await tenancy.create_engagement(ws.id, portfolio.id, "Engagement")
+    result = Workspace(ws.id, slug, internal_client)
     for key in ("ALPHA", "BETA"):
-        project = await tenancy.create_project(ws["id"], engagement["id"], key, f"Project {key}")
-        result.projects[key] = project["id"]
+        project = await tenancy.create_project(ws.id, engagement.id, key, f"Project {key}")
+        result.projects[key] = project.id
     return result
 
 

@@ -31,8 +31,8 @@ from groundwork.domain.enhancement.model import (
 from groundwork.domain.times import format_timestamp
 from groundwork.domain.work_items import WorkItem, parse_version
 from groundwork.persistence import db
-from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.persistence.repositories.enhancement import applies, outputs, run_actions, runs
 from groundwork.services.enhancement.run_evidence import EvidenceSource, GatheredEvidence, RunEvidence
 from groundwork.workflows.enhancement import (
     ActionRequest,
@@ -142,13 +142,15 @@ class EnhancementActivities:
     async def start_run(self, run_id: str) -> list[str]:
         """queued -> running; returns the request ids of the actions still to perform (runs before the patch)."""
         await runs.set_run_state(run_id, "running", from_states=("queued",))
-        return [a.request_id for a in await runs.list_run_actions(run_id) if a.state == "pending"]
+        return [a.request_id for a in await run_actions.list_run_actions(run_id) if a.state == "pending"]
 
     @activity.defn(name="enhancement_begin_action")
     async def begin_action(self, request: NewActionRequest) -> None:
         """Record an action asked for on a reviewable run and move the run to running (runs before the patch)."""
         async with db.transaction():
-            await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
+            await run_actions.insert_run_action(
+                request.run_id, request.request_id, request.action, request.instructions
+            )
             await runs.set_run_state(request.run_id, "running", from_states=REVIEWABLE_STATES)
 
     @activity.defn(name="enhancement_perform_action")
@@ -225,7 +227,7 @@ class EnhancementActivities:
         ]
 
     async def _outcome(
-        self, run_id: str, request_id: str, run_action: runs.RunActionRow | None, inputs: _RunInputs | None
+        self, run_id: str, request_id: str, run_action: run_actions.RunActionRow | None, inputs: _RunInputs | None
     ) -> ActionResult | ActionOutput:
         """A new output for a pending action, or what a completed one stored (a retry after its commit)."""
         if run_action is None:
@@ -248,7 +250,9 @@ class EnhancementActivities:
     async def _perform(self, request: ActionRequest) -> ActionResult:
         if request.action is not None:
             async with db.transaction():
-                await runs.insert_run_action(request.run_id, request.request_id, request.action, request.instructions)
+                await run_actions.insert_run_action(
+                    request.run_id, request.request_id, request.action, request.instructions
+                )
                 await runs.set_run_state(request.run_id, "running", from_states=REVIEWABLE_STATES)
         # The action row comes with the run and its work item (one statement), as in `_perform_all`.
         found = await runs.run_inputs(request.run_id)
@@ -263,7 +267,7 @@ class EnhancementActivities:
         committed = await self._commit(inputs.run, [(run_action, output)], request.review_window_seconds)
         return committed[run_action.request_id]
 
-    async def _generate(self, run_action: runs.RunActionRow, inputs: _RunInputs) -> ActionOutput:
+    async def _generate(self, run_action: run_actions.RunActionRow, inputs: _RunInputs) -> ActionOutput:
         """One action's drafts and artifacts from the run's work item and evidence (nothing stored)."""
         run, item, gathered = inputs.run, inputs.item, inputs.gathered
         try:
@@ -286,7 +290,7 @@ class EnhancementActivities:
     async def _commit(
         self,
         run: runs.RunRow,
-        produced: list[tuple[runs.RunActionRow, ActionOutput]],
+        produced: list[tuple[run_actions.RunActionRow, ActionOutput]],
         review_window_seconds: int | None,
     ) -> dict[str, ActionResult]:
         """Store actions' drafts, artifacts and events in one transaction; by request id, what each stored.
@@ -294,9 +298,9 @@ class EnhancementActivities:
         The commit that leaves nothing pending also moves the run to review with the `completed` event. An
         action an overlapping attempt committed first answers what that attempt stored."""
         results: dict[str, ActionResult] = {}
-        stored: list[tuple[runs.RunActionRow, list[str], list[str]]] = []
+        stored: list[tuple[run_actions.RunActionRow, list[str], list[str]]] = []
         async with db.transaction():
-            states = await runs.lock_run_actions(run.id, [a.request_id for a, _ in produced])
+            states = await run_actions.lock_run_actions(run.id, [a.request_id for a, _ in produced])
             now = _now()
             events: list[tuple[str, dict[str, Any]]] = []
             fresh = []
@@ -305,7 +309,7 @@ class EnhancementActivities:
                     results[run_action.request_id] = await self._stored(run_action)
                 else:
                     fresh.append((run_action, output))
-            recorded = await runs.record_actions_output(fresh) if fresh else []
+            recorded = await outputs.record_actions_output(fresh) if fresh else []
             for (run_action, _), (drafts, artifact_ids) in zip(fresh, recorded, strict=True):
                 events.extend(
                     (
@@ -355,8 +359,8 @@ class EnhancementActivities:
             results[run_action.request_id] = ActionResult(run_action.action, draft_ids, artifact_ids, state)
         return results
 
-    async def _stored(self, run_action: runs.RunActionRow, state: str | None = None) -> ActionResult:
-        drafts, artifacts = await runs.outputs_of_action(run_action.id)
+    async def _stored(self, run_action: run_actions.RunActionRow, state: str | None = None) -> ActionResult:
+        drafts, artifacts = await outputs.outputs_of_action(run_action.id)
         if state is None:
             run = await runs.get_run_by_id(run_action.run_id)
             state = run.state if run is not None else "running"
@@ -410,12 +414,12 @@ class EnhancementActivities:
             if run.state in ("failed", "expired") or (not failure.fail_run and run.state != "running"):
                 return run.state
             action = None
-            for requested in await runs.list_run_actions(failure.run_id):
+            for requested in await run_actions.list_run_actions(failure.run_id):
                 if requested.request_id == failure.request_id:
                     action = requested.action
                 # A failed run fails everything still pending; a failed review-time action only itself.
                 if requested.state == "pending" and (failure.fail_run or requested.request_id == failure.request_id):
-                    await runs.fail_run_action(requested.id, failure.error_code)
+                    await run_actions.fail_run_action(requested.id, failure.error_code)
             if failure.fail_run:
                 next_state = "failed"
                 await runs.set_run_state(
@@ -426,11 +430,11 @@ class EnhancementActivities:
                     error_message=failure.message,
                     completed=True,
                 )
-            elif await runs.pending_actions(failure.run_id):
+            elif await run_actions.pending_actions(failure.run_id):
                 next_state = run.state  # other actions still run; the last of them settles the run
                 await runs.touch_run(failure.run_id)
             else:
-                next_state = state_after_action(bool(await runs.list_applies(failure.run_id)))
+                next_state = state_after_action(bool(await applies.list_applies(failure.run_id)))
                 await runs.set_run_state(failure.run_id, next_state, from_states=("running",))
             now = _now()
             await runs.append_run_event(
@@ -451,12 +455,12 @@ class EnhancementActivities:
     async def apply_drafts(self, command: ApplyCommand) -> ApplyOutcome:
         """In one transaction: lock the work item, check the version, write the fields, record it all."""
         async with db.transaction():
-            earlier = await runs.get_apply(command.apply_id)
+            earlier = await applies.get_apply(command.apply_id)
             if earlier is not None:  # a retry after the commit
                 return ApplyOutcome(
                     True,
-                    target_version=format_timestamp(earlier["target_version"]),
-                    applied_draft_ids=list(earlier["draft_ids"]),
+                    target_version=format_timestamp(earlier.target_version),
+                    applied_draft_ids=list(earlier.draft_ids),
                 )
             run = await runs.get_run_by_id(command.run_id, for_update=True)
             assert run is not None
@@ -469,7 +473,7 @@ class EnhancementActivities:
                 return ApplyOutcome(
                     False, code="target_version_mismatch", current_version=format_timestamp(item.version)
                 )
-            all_drafts = await runs.list_drafts(command.run_id, for_update=True)
+            all_drafts = await outputs.list_drafts(command.run_id, for_update=True)
             states: dict[str, DraftState] = {d.id: d.state() for d in all_drafts}
             reasons = draft_ineligibility(command.draft_ids, states, run.state, expired)
             if reasons:
@@ -492,8 +496,8 @@ class EnhancementActivities:
                 actor_id=command.actor_id,
                 source="apply",
             )
-            await runs.mark_drafts_applied(command.draft_ids, command.apply_id)
-            await runs.insert_apply(
+            await outputs.mark_drafts_applied(command.draft_ids, command.apply_id)
+            await applies.insert_apply(
                 apply_id=command.apply_id,
                 run_id=run.id,
                 work_item_id=item.id,

@@ -8,8 +8,8 @@ from typing import Any
 from temporalio import activity
 
 from groundwork.config import Settings
-from groundwork.persistence.repositories import webhooks as webhook_repo
 from groundwork.persistence.repositories.platform import idempotency
+from groundwork.persistence.repositories.webhooks import retention as webhook_retention
 from groundwork.workflows.maintenance import WebhookHistoryPurged
 
 # Rows per statement: short transactions, so the relay and deliveries never wait long on a purge.
@@ -42,9 +42,9 @@ class RetentionActivities:
     async def purge_webhook_history(self) -> WebhookHistoryPurged:
         """Delete old attempts, then finished deliveries, then dispatched events no delivery needs, in batches."""
         purged = WebhookHistoryPurged()
-        purged.attempts = await _in_batches(webhook_repo.purge_attempts, self.attempt_days)
-        purged.deliveries = await _in_batches(webhook_repo.purge_deliveries, self.delivery_days)
-        purged.outbox_events = await _in_batches(webhook_repo.purge_outbox, self.outbox_days)
+        purged.attempts = await _in_batches(webhook_retention.purge_attempts, self.attempt_days)
+        purged.deliveries = await _in_batches(webhook_retention.purge_deliveries, self.delivery_days)
+        purged.outbox_events = await _in_batches(webhook_retention.purge_outbox, self.outbox_days)
         activity.logger.info(
             "purged %d attempts, %d deliveries, %d outbox events",
             purged.attempts,

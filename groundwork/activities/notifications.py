@@ -96,13 +96,6 @@ async def _heartbeating(work: Awaitable[T]) -> T:
         task.cancel()
 
 
-def _stored_preferences(context: dict[str, Any]) -> dict[str, Any] | None:
-    """The recipient's stored preferences row out of a delivery context (None: the defaults)."""
-    if context["email_enabled"] is None:
-        return None
-    return {**context, "principal_id": context["recipient_id"]}
-
-
 class NotificationActivities:
     """Sends, configured from a worker's settings (SMTP server, sender, public address, key ring)."""
 
@@ -153,14 +146,14 @@ class NotificationActivities:
         context = await repo.delivery_context(request.delivery_id)
         if context is None:
             return SendOutcome("stale", "the delivery no longer exists")
-        if context["status"] != "pending":
-            return SendOutcome(context["status"], "settled before")
-        prefs, unavailable = preferences_for_sending(_stored_preferences(context), self.keyring)
+        if context.status != "pending":
+            return SendOutcome(context.status, "settled before")
+        prefs, unavailable = preferences_for_sending(context.preferences, self.keyring)
         if request.channel == "chat" and unavailable:
             await repo.finish_delivery(request.delivery_id, "failed", unavailable)
             metrics.NOTIFICATION_SENDS.labels(request.channel, "failed").inc()
             return SendOutcome("failed", unavailable)
-        if not prefs.wants(context["event_type"], request.channel):
+        if not prefs.wants(context.event_type, request.channel):
             await repo.finish_delivery(request.delivery_id, "skipped", f"{request.channel} turned off since")
             metrics.NOTIFICATION_SENDS.labels(request.channel, "skipped").inc()
             return SendOutcome("skipped", f"{request.channel} turned off in the recipient's preferences")
@@ -200,18 +193,16 @@ class NotificationActivities:
         digest, contexts = await repo.close_digest(request.digest_id)
         if digest is None:
             return SendOutcome("stale", "the digest no longer exists")
-        if digest["status"] in ("sent", "empty", "failed"):
-            return SendOutcome(digest["status"], "settled before")
+        if digest.status in ("sent", "empty", "failed"):
+            return SendOutcome(digest.status, "settled before")
         if not contexts:
             await repo.finish_digest(request.digest_id, "empty", [])
             return SendOutcome("empty")
-        prefs, _ = preferences_for_sending(_stored_preferences(contexts[0]), self.keyring)
+        prefs, _ = preferences_for_sending(contexts[0].preferences, self.keyring)
         wanted = [
-            c
-            for c in contexts
-            if prefs.wants(c["event_type"], "email") and c["notification_status"] in ("unread", "read")
+            c for c in contexts if prefs.wants(c.event_type, "email") and c.notification_status in ("unread", "read")
         ]
-        skipped = [c["id"] for c in contexts if c not in wanted]
+        skipped = [c.id for c in contexts if c not in wanted]
         if not wanted:
             await repo.finish_digest(request.digest_id, "empty", [], skipped)
             return SendOutcome("empty", "nothing left that needs attention")
@@ -228,14 +219,14 @@ class NotificationActivities:
             raise failure.retryable() from None
         await repo.record_digest_attempt(request.digest_id, None)
         metrics.NOTIFICATION_SENDS.labels("email_digest", "sent").inc()
-        await repo.finish_digest(request.digest_id, "sent", [c["id"] for c in wanted], skipped)
+        await repo.finish_digest(request.digest_id, "sent", [c.id for c in wanted], skipped)
         return SendOutcome("sent", f"{len(wanted)} notification(s)")
 
     @activity.defn(name="fail_notification_digest")
     async def fail_notification_digest(self, failure: SendFailure) -> SendOutcome:
         """Record that a digest failed for good, with its deliveries."""
         _, contexts = await repo.close_digest(failure.id)
-        await repo.finish_digest(failure.id, "failed", [c["id"] for c in contexts], error=failure.error)
+        await repo.finish_digest(failure.id, "failed", [c.id for c in contexts], error=failure.error)
         return SendOutcome("failed", failure.error)
 
     def all(self) -> list[Any]:

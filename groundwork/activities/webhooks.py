@@ -19,8 +19,9 @@ from groundwork.domain import webhooks as rules
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.notifications.inbox import ENDPOINT_DISABLED
 from groundwork.domain.times import format_timestamp
-from groundwork.persistence.repositories import webhooks as repo
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.webhooks import attempts, endpoints
+from groundwork.persistence.repositories.webhooks.attempts import AttemptContextRow
 from groundwork.platform import http_targets as webhook_targets
 from groundwork.platform.observability import metrics
 from groundwork.platform.secrets.keyring import KeyRing, KeyRingError
@@ -83,7 +84,7 @@ async def notify_admins_of_disabled_endpoint(workspace_id: str, endpoint_id: str
     (internal: not in the webhook catalogue) commits with it, and the outbox relay creates one
     notification per admin from it, exactly once.
     """
-    endpoint = await repo.get_endpoint(workspace_id, endpoint_id)
+    endpoint = await endpoints.get_endpoint(workspace_id, endpoint_id)
     now = datetime.now(UTC)
     await outbox.append_event(
         type=ENDPOINT_DISABLED,
@@ -93,7 +94,7 @@ async def notify_admins_of_disabled_endpoint(workspace_id: str, endpoint_id: str
         actor_id=None,
         payload={
             "endpoint_id": endpoint_id,
-            "url": endpoint["url"] if endpoint else None,
+            "url": endpoint.url if endpoint else None,
             "reason": reason,
             "disabled_at": format_timestamp(now),
         },
@@ -103,19 +104,19 @@ async def notify_admins_of_disabled_endpoint(workspace_id: str, endpoint_id: str
     log.warning("webhook endpoint %s of workspace %s disabled (%s)", endpoint_id, workspace_id, reason)
 
 
-def _live_secrets(context: dict[str, Any], keyring: KeyRing | None) -> list[str]:
+def _live_secrets(context: AttemptContextRow, keyring: KeyRing | None) -> list[str]:
     """The secrets that sign now (current, then replaced ones still in their overlap), opened."""
-    stored = [context["secret"]]
-    expires = context["previous_secret_expires_at"]
-    if context["previous_secret"] and expires is not None and expires > context["now"]:
-        stored.append(context["previous_secret"])
-    stored += list(context["older_live_secrets"])
+    stored = [context.secret]
+    expires = context.previous_secret_expires_at
+    if context.previous_secret and expires is not None and expires > context.now:
+        stored.append(context.previous_secret)
+    stored += list(context.older_live_secrets)
     try:
-        return [open_webhook_secret(keyring, context["endpoint_id"], s) for s in stored]
+        return [open_webhook_secret(keyring, context.endpoint_id, s) for s in stored]
     except (KeyRingError, ValueError, GroundworkError) as exc:
         # Our configuration (no key ring, or none of its keys opens it), not the receiver's fault: retry
         # (Temporal backs off) until the key ring is fixed; nothing is sent and no attempt is recorded.
-        raise ApplicationError(f"cannot open the signing secret of {context['endpoint_id']}: {exc}") from None
+        raise ApplicationError(f"cannot open the signing secret of {context.endpoint_id}: {exc}") from None
 
 
 class WebhookActivities:
@@ -137,28 +138,28 @@ class WebhookActivities:
 
 async def _attempt(request: AttemptRequest, keyring: KeyRing | None) -> AttemptResult:
     """One signed POST of a delivery's event to its endpoint, recorded with its consequences."""
-    context = await repo.attempt_context(request.delivery_id)
-    if context is None or context["generation"] != request.generation:
+    context = await attempts.attempt_context(request.delivery_id)
+    if context is None or context.generation != request.generation:
         return AttemptResult(delivery_status="stale")
-    if context["status"] != "pending":
-        return AttemptResult(delivery_status=context["status"])  # a duplicate run already finished it
-    if not context["enabled"]:
-        await repo.fail_undeliverable(request.delivery_id, request.generation, "endpoint_disabled")
+    if context.status != "pending":
+        return AttemptResult(delivery_status=context.status)  # a duplicate run already finished it
+    if not context.enabled:
+        await attempts.fail_undeliverable(request.delivery_id, request.generation, "endpoint_disabled")
         metrics.WEBHOOK_DELIVERIES.labels("failed").inc()
         return AttemptResult(delivery_status="failed")
 
     body = rules.envelope_body(
         rules.envelope(
-            event_id=context["event_id"],
-            type=context["type"],
-            event_version=context["event_version"],
-            occurred_at=context["occurred_at"],
-            workspace_id=context["workspace_id"],
-            resource_type=context["resource_type"],
-            resource_id=context["resource_id"],
-            actor_id=context["actor_id"],
-            payload=context["payload"],
-            source=context["source"],
+            event_id=context.event_id,
+            type=context.type,
+            event_version=context.event_version,
+            occurred_at=context.occurred_at,
+            workspace_id=context.workspace_id,
+            resource_type=context.resource_type,
+            resource_id=context.resource_id,
+            actor_id=context.actor_id,
+            payload=context.payload,
+            source=context.source,
         )
     )
     live_secrets = _live_secrets(context, keyring)
@@ -167,12 +168,12 @@ async def _attempt(request: AttemptRequest, keyring: KeyRing | None) -> AttemptR
     headers = {
         "content-type": "application/json",
         "user-agent": USER_AGENT,
-        "webhook-id": context["event_id"],
+        "webhook-id": context.event_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": rules.signature_header(live_secrets, context["event_id"], timestamp, body),
+        "webhook-signature": rules.signature_header(live_secrets, context.event_id, timestamp, body),
     }
     # Resolved and checked once; the connection goes to exactly the address checked.
-    target = await webhook_targets.check_target(context["url"], allow_private=request.policy.allow_private)
+    target = await webhook_targets.check_target(context.url, allow_private=request.policy.allow_private)
     observed = (
         _Observation(error=target.reason)
         if isinstance(target, webhook_targets.TargetRefused)
@@ -183,8 +184,8 @@ async def _attempt(request: AttemptRequest, keyring: KeyRing | None) -> AttemptR
         if rules.honours_retry_after(observed.status_code)
         else None
     )
-    outcome = await repo.record_attempt(
-        repo.AttemptRecord(
+    outcome = await attempts.record_attempt(
+        attempts.AttemptRecord(
             delivery_id=request.delivery_id,
             generation=request.generation,
             slot=request.slot,

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from groundwork.cli.runner import data_dir_option, run_with_db, say
+
+if TYPE_CHECKING:
+    from groundwork.persistence.repositories.tenancy.connected_apps import ConnectedAppRow
 
 
 @click.group()
@@ -15,12 +18,12 @@ def apps() -> None:
     """Register, activate and list connected apps (assistants, IDEs, chat and e-mail sinks)."""
 
 
-def _app_line(app: dict[str, Any]) -> str:
-    authority = ",".join(app["field_authority"]) or "-"
+def _app_line(app: ConnectedAppRow) -> str:
+    authority = ",".join(app.field_authority) or "-"
     return (
-        f"{app['id']}  {app.get('workspace', '')}  {app['name']!r}  {app['kind']}  direction {app['direction']}"
-        f"  authority {authority}  provenance {app['provenance']!r}  conflict {app['conflict']}  {app['status']}"
-        f"  {int(app.get('key_count') or 0)} key(s)"
+        f"{app.id}  {app.workspace or ''}  {app.name!r}  {app.kind}  direction {app.direction}"
+        f"  authority {authority}  provenance {app.provenance!r}  conflict {app.conflict}  {app.status}"
+        f"  {app.key_count} key(s)"
     )
 
 
@@ -72,7 +75,7 @@ def apps_register(
     }
     app = run_with_db(data_dir, lambda: register_app_in(workspace_slug, declaration))
     say("registered (not active yet); bind keys with `groundwork keys create --app ID`, then activate it")
-    click.echo(app["id"])
+    click.echo(app.id)
 
 
 @apps.command("activate")
@@ -83,7 +86,7 @@ def apps_activate(app_id: str, data_dir: Path | None) -> None:
     from groundwork.services.tenancy.connected_apps import set_app_status_by_id
 
     app = run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "active"))
-    say(f"{app['id']} is active")
+    say(f"{app.id} is active")
 
 
 @apps.command("deactivate")
@@ -94,7 +97,7 @@ def apps_deactivate(app_id: str, data_dir: Path | None) -> None:
     from groundwork.services.tenancy.connected_apps import set_app_status_by_id
 
     app = run_with_db(data_dir, lambda: set_app_status_by_id(app_id, "inactive"))
-    say(f"{app['id']} is inactive")
+    say(f"{app.id} is inactive")
 
 
 @apps.command("list")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from groundwork.cli.runner import corpus_index_dir, data_dir_option, run_with_db, run_with_dsn, say, worker_client
 from groundwork.config import Settings
 from groundwork.domain.errors import GroundworkError
+
+if TYPE_CHECKING:
+    from groundwork.persistence.repositories.context_engine.providers import ProviderRow
 
 
 @click.command()
@@ -93,22 +96,19 @@ def providers_run(workspace_slug: str | None, local: bool, data_dir: Path | None
 @data_dir_option
 def providers_list(workspace_slug: str, data_dir: Path | None) -> None:
     """List the workspace's providers: id, name, classification, authority, capabilities."""
-    from groundwork.persistence.repositories.context_engine import packages as context_repo
+    from groundwork.persistence.repositories.context_engine import providers as provider_rows
     from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
-    async def work() -> list[dict[str, Any]]:
+    async def work() -> list[ProviderRow]:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
-        return await context_repo.providers_of_workspace(workspace["id"])
+        return await provider_rows.providers_of_workspace(workspace.id)
 
     rows = run_with_db(data_dir, work)
     for row in rows:
-        kind = "built-in" if row["builtin"] else "registered"
-        click.echo(
-            f"{row['id']}  {row['name']}  {row['classification']}  {row['authority']}  {kind}  "
-            f"{' '.join(row['capabilities'])}"
-        )
+        kind = "built-in" if row.builtin else "registered"
+        click.echo(f"{row.id}  {row.name}  {row.classification}  {row.authority}  {kind}  {' '.join(row.capabilities)}")
     if not rows:
         say("no providers (the built-in ones are registered by their first run)")
 
@@ -137,15 +137,15 @@ def providers_register(
     from groundwork.persistence.repositories.tenancy import workspaces as tenancy
     from groundwork.services.context_engine.contributions import ProviderRegistration, register_provider
 
-    async def work() -> tuple[dict[str, Any], bool]:
+    async def work() -> tuple[ProviderRow, bool]:
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
-        operator = Principal("", workspace["id"], "cli", "provider", False, "", frozenset())
+        operator = Principal("", workspace.id, "cli", "provider", False, "", frozenset())
         return await register_provider(
             operator, ProviderRegistration(name, classification, list(capabilities), authority)
         )
 
     row, created = run_with_db(data_dir, work)
-    say(("registered" if created else "updated") + f" provider {row['name']}")
-    click.echo(row["id"])
+    say(("registered" if created else "updated") + f" provider {row.name}")
+    click.echo(row.id)

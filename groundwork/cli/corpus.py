@@ -64,7 +64,7 @@ def ingest(
         project = await corpus_admin.resolve_project(project_ref, workspace_slug)
         client = None if local else await worker_client(settings)
         say(
-            f"ingesting into {project['key']} "
+            f"ingesting into {project.key} "
             + ("through the worker (Temporal)" if client is not None else "in this process")
         )
         with click.progressbar(length=len(files), label="Ingesting", file=sys.stderr) as bar:
@@ -97,22 +97,22 @@ def ingest(
 @data_dir_option
 def reindex(data_dir: Path | None) -> None:
     """Rebuild the evidence search index from PostgreSQL; the API serves the old index until the switch."""
-    from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
+    from groundwork.persistence.repositories.evidence_search import index_log
     from groundwork.search.corpus_index import CorpusIndex
     from groundwork.services.evidence_search import admin as corpus_admin
 
     async def work(dsn: str) -> tuple[int, bool, int]:
-        from groundwork.persistence.repositories.context_engine import packages as context_repo
+        from groundwork.persistence.repositories.context_engine import entry_index_log
         from groundwork.platform.search_replica.package_projection import rebuild_package_index
         from groundwork.search.package_index import PackageIndex
 
         index = CorpusIndex.at(corpus_index_dir(data_dir))
-        total = await corpus_repo.count_indexable_passages()
+        total = await index_log.count_indexable_passages()
         with click.progressbar(length=total, label="Reindexing", file=sys.stderr) as bar:
             written, caught_up = await corpus_admin.reindex(index, bar.update)
         packages = PackageIndex.at(corpus_index_dir(data_dir))
         with click.progressbar(
-            length=await context_repo.count_ready_entries(), label="Packages", file=sys.stderr
+            length=await entry_index_log.count_ready_entries(), label="Packages", file=sys.stderr
         ) as bar:
             package_count = await rebuild_package_index(packages, bar.update)
         packages.release_writer()

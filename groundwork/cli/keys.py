@@ -91,12 +91,12 @@ def keys_list(workspace_slug: str | None, data_dir: Path | None) -> None:
 
     rows = run_with_db(data_dir, lambda: list_keys(workspace_slug))
     for row in rows:
-        state = f"revoked {row['revoked_at']:%Y-%m-%d}" if row["revoked_at"] else "active"
-        used = f"{row['last_used_at']:%Y-%m-%d %H:%M}" if row["last_used_at"] else "never"
-        app = f"  app {row['app_id']}" if row.get("app_id") else ""
+        state = f"revoked {row.revoked_at:%Y-%m-%d}" if row.revoked_at else "active"
+        used = f"{row.last_used_at:%Y-%m-%d %H:%M}" if row.last_used_at else "never"
+        app = f"  app {row.app_id}" if row.app_id else ""
         click.echo(
-            f"{row['id']}  {row['key_prefix']}…  {row['workspace']}/{row['principal']}  {state}  "
-            f"last used {used}{app}  {' '.join(row['scopes'])}"
+            f"{row.id}  {row.key_prefix}…  {row.workspace}/{row.principal}  {state}  "
+            f"last used {used}{app}  {' '.join(row.scopes)}"
         )
     if not rows:
         say("no keys")

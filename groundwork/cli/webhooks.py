@@ -6,11 +6,14 @@ import asyncio
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from groundwork.cli.runner import data_dir_option, run_with_db, say
+
+if TYPE_CHECKING:
+    from groundwork.persistence.repositories.webhooks.attempts import AttemptTailRow
 
 
 @click.group()
@@ -18,19 +21,19 @@ def webhooks() -> None:
     """Watch webhook deliveries."""
 
 
-def _attempt_line(row: dict[str, Any]) -> str:
+def _attempt_line(row: AttemptTailRow) -> str:
     from groundwork.domain.times import timestamp
 
-    answer = str(row["status_code"]) if row["status_code"] is not None else "---"
-    verdict = "ok" if row["outcome"] == "succeeded" else "failed"
-    if row["outcome"] == "failed" and row["status"] == "pending" and row["next_attempt_at"] is not None:
-        verdict = f"retry at {timestamp(row['next_attempt_at'])}"
+    answer = str(row.status_code) if row.status_code is not None else "---"
+    verdict = "ok" if row.outcome == "succeeded" else "failed"
+    if row.outcome == "failed" and row.status == "pending" and row.next_attempt_at is not None:
+        verdict = f"retry at {timestamp(row.next_attempt_at)}"
     line = (
-        f"{timestamp(row['attempted_at'])}  {row['delivery_id']}  #{row['number']}  {answer}"
-        f"  {row['latency_ms']:.1f} ms  {verdict}  {row['event_type']}  {row['event_id']}"
-        f"  -> {row['endpoint_id']} {row['url']}  [{row['workspace']}]"
+        f"{timestamp(row.attempted_at)}  {row.delivery_id}  #{row.number}  {answer}"
+        f"  {row.latency_ms:.1f} ms  {verdict}  {row.event_type}  {row.event_id}"
+        f"  -> {row.endpoint_id} {row.url}  [{row.workspace}]"
     )
-    return f"{line}  error: {row['error']}" if row["error"] else line
+    return f"{line}  error: {row.error}" if row.error else line
 
 
 @webhooks.command("tail")
@@ -72,7 +75,7 @@ def webhooks_tail(
             rows = await service.attempts_after(after, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
             for row in rows:
                 click.echo(_attempt_line(row))
-                after = row["id"]
+                after = row.id
             sys.stdout.flush()
             if not rows and not follow:
                 return

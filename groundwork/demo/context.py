@@ -8,13 +8,11 @@ Temporal and the worker start); the worker's package index follower indexes it o
 
 from __future__ import annotations
 
-from typing import Any
-
 from groundwork.demo.records import WORKSPACE_SLUG, records
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import format_timestamp
-from groundwork.persistence.repositories.context_engine import packages as repo
-from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
+from groundwork.persistence.repositories.context_engine import provider_sources
+from groundwork.persistence.repositories.context_engine.providers import ProviderRow
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.context_engine.contributions import (
     ProviderRegistration,
@@ -30,21 +28,21 @@ async def seed_demo_context() -> ProvidersRun:
     workspace = await tenancy.get_workspace_by_slug(WORKSPACE_SLUG)
     assert workspace is not None, "seed the demo data first"
     run = await run_builtin_providers(WORKSPACE_SLUG, client=None, task_queue="", index=False)
-    operator = Principal("", workspace["id"], "demo", "provider", False, "", frozenset())
-    providers: dict[str, dict[str, Any]] = {}
+    operator = Principal("", workspace.id, "demo", "provider", False, "", frozenset())
+    providers: dict[str, ProviderRow] = {}
     for registration in records("providers"):
         provider, _ = await register_provider(operator, ProviderRegistration(**registration))
         providers[registration["name"]] = provider
     for item in records("contributions"):
-        project = await corpus_repo.project_by_key(WORKSPACE_SLUG, item["project"])
+        project = await tenancy.project_by_key(WORKSPACE_SLUG, item["project"])
         assert project is not None
         # As recent as the project's data, so a fresh demo shows fresh packages and a re-seed repeats exactly.
-        as_of = format_timestamp(max(w["version"] for w in await repo.work_items_with_history(project["id"])))
+        as_of = format_timestamp(max(w.version for w in await provider_sources.work_items_with_history(project.id)))
         work = await receive_contribution(
-            workspace["id"],
+            workspace.id,
             {
-                "provider_id": providers[item["provider"]]["id"],
-                "project_id": project["id"],
+                "provider_id": providers[item["provider"]].id,
+                "project_id": project.id,
                 "term": item["term"],
                 "summary": item["summary"],
                 "contribution_type": item["contribution_type"],

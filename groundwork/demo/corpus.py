@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundwork.demo.records import WORKSPACE_SLUG
-from groundwork.persistence.repositories.evidence_search import corpus as repo
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.evidence_search.admin import IngestReport, collect_files, ingest_files
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
@@ -22,7 +22,7 @@ async def seed_demo_corpus() -> IngestReport:
     """Ingest every demo document into its project of the demo workspace (a no-op for unchanged ones)."""
     report = IngestReport()
     for project_dir in sorted(p for p in CORPUS_DIR.iterdir() if p.is_dir()):
-        project = await repo.project_by_key(WORKSPACE_SLUG, project_dir.name)
+        project = await tenancy.project_by_key(WORKSPACE_SLUG, project_dir.name)
         if project is None:
             continue
         project_report = await ingest_files(

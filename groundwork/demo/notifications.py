@@ -28,11 +28,11 @@ async def _principal(workspace_id: str, name: str) -> Principal:
     row = await tenancy.get_principal_by_name(workspace_id, name)
     assert row is not None, name
     return Principal(
-        id=row["id"],
+        id=row.id,
         workspace_id=workspace_id,
-        name=row["name"],
-        kind=row["kind"],
-        is_admin=row["is_admin"],
+        name=row.name,
+        kind=row.kind,
+        is_admin=row.is_admin,
         api_key_id="",
         scopes=frozenset(ALL_SCOPES),
     )
@@ -43,7 +43,7 @@ async def seed_demo_notifications(settings: Settings) -> bool:
     workspace = await tenancy.get_workspace_by_slug(WORKSPACE_SLUG)
     if workspace is None:
         return False
-    ws = workspace["id"]
+    ws = workspace.id
     threads, conversation, moves = records("threads"), records("messages"), records("notification_moves")
     names = {t["creator"] for t in threads} | {n for t in threads for n in t["participants"]}
     names |= {m["sender"] for m in conversation} | {m["recipient"] for m in moves}
@@ -55,20 +55,20 @@ async def seed_demo_notifications(settings: Settings) -> bool:
         return False
     for record in threads:
         creator = people[record["creator"]]
-        project = next(p for p in await tenancy.visible_projects(creator) if p["key"] == record["project"])
+        project = next(p for p in await tenancy.visible_projects(creator) if p.key == record["project"])
         thread = await messages.create_thread(
             creator,
             record["title"],
             [people[name].id for name in record["participants"]],
-            {"type": "project", "id": project["id"]},
+            {"type": "project", "id": project.id},
             record["body"],
         )
         for message in conversation:
             if message["thread"] == record["title"]:
-                await messages.post_message(people[message["sender"]], thread["id"], message["body"])
+                await messages.post_message(people[message["sender"]], thread.id, message["body"])
     async with db.transaction():
         for event in await outbox.events_for_workspace(ws):
-            if event["type"] == MESSAGE_POSTED:
+            if event.type == MESSAGE_POSTED:
                 await notify(source_event(event), settings)
     for recipient, source_kind in dict.fromkeys((m["recipient"], m["source_kind"]) for m in moves):
         person = people[recipient]
@@ -77,10 +77,10 @@ async def seed_demo_notifications(settings: Settings) -> bool:
         )
         commands = [m["commands"] for m in moves if (m["recipient"], m["source_kind"]) == (recipient, source_kind)]
         for notification, steps in zip(reversed(inbox), commands, strict=False):
-            version = notification["version"]
+            version = notification.version
             for command in steps:
                 result = await change_notification(
-                    person, notification["id"], command, expected_version=version, confirm=True, via="demo"
+                    person, notification.id, command, expected_version=version, confirm=True, via="demo"
                 )
                 version = result.version
     return True

@@ -27,14 +27,14 @@ async def seed_demo_data() -> bool:
             return False
         [workspace_record] = records("workspaces")
         workspace = await tenancy.create_workspace(WORKSPACE_SLUG, workspace_record["name"])
-        ws = workspace["id"]
-        portfolios = {p["name"]: (await tenancy.create_portfolio(ws, p["name"]))["id"] for p in records("portfolios")}
+        ws = workspace.id
+        portfolios = {p["name"]: (await tenancy.create_portfolio(ws, p["name"])).id for p in records("portfolios")}
         engagements = {
-            e["name"]: (await tenancy.create_engagement(ws, portfolios[e["portfolio"]], e["name"]))["id"]
+            e["name"]: (await tenancy.create_engagement(ws, portfolios[e["portfolio"]], e["name"])).id
             for e in records("engagements")
         }
         projects = {
-            p["key"]: (await tenancy.create_project(ws, engagements[p["engagement"]], p["key"], p["name"]))["id"]
+            p["key"]: (await tenancy.create_project(ws, engagements[p["engagement"]], p["key"], p["name"])).id
             for p in records("projects")
         }
         principals: dict[str, str] = {}
@@ -46,7 +46,7 @@ async def seed_demo_data() -> bool:
                 display_name=person["display_name"],
                 is_admin=person["is_admin"],
             )
-            principals[person["name"]] = row["id"]
+            principals[person["name"]] = row.id
         for membership in records("memberships"):
             await tenancy.add_membership(
                 principals[membership["principal"]], projects[membership["project"]], membership["role"]

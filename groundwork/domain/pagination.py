@@ -6,8 +6,9 @@ import base64
 import binascii
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 from groundwork.domain.errors import FieldError, InvalidRequest
 
@@ -15,6 +16,8 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 # Cursors this API issues are a few dozen characters; anything far longer is not one of them.
 MAX_CURSOR_LENGTH = 1024
+
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,9 @@ def page_request(limit: int | None, cursor: str | None) -> PageRequest:
     return PageRequest(limit, position)
 
 
-def page_info(items: list[Any], limit: int, position_of: Any) -> tuple[list[Any], dict[str, Any]]:
+def page_info(
+    items: list[Item], limit: int, position_of: Callable[[Item], dict[str, Any]]
+) -> tuple[list[Item], dict[str, Any]]:
     """Trim a fetch of `limit + 1` rows to the page and describe the next one."""
     has_more = len(items) > limit
     items = items[:limit]

@@ -19,6 +19,7 @@ import tantivy
 
 from groundwork.domain.evidence_search.analysis import INDEX_TOKENIZER
 from groundwork.domain.evidence_search.furniture import is_furniture
+from groundwork.persistence.repositories.evidence_search.index_log import IndexablePassageRow
 from groundwork.search import generations
 from groundwork.search.generations import MARKER_FIELD, GenerationalIndex, GenerationWriter, IndexBusy
 
@@ -83,27 +84,32 @@ class IndexedPassage:
     provenance_quality: str = "exact_text"
     opens_section: bool = False
 
-    def record(self) -> bytes:
-        """The stored record of the passage (everything an answer shows besides the text)."""
-        return _RECORD_SEPARATOR.join(
-            "" if value is None else str(value)
-            for value in (
-                self.passage_id,
-                self.project_id,
-                self.source_id,
-                self.version_id,
-                self.title,
-                self.uri,
-                self.kind,
-                self.page,
-                self.paragraph,
-                self.section,
-                self.char_start,
-                self.char_end,
-                self.provenance_quality,
-                self.segmenter_id,
-            )
-        ).encode()
+
+# What the writer adds: a passage built here (tests, benchmarks) or exactly as PostgreSQL holds it for the index.
+Passage = IndexedPassage | IndexablePassageRow
+
+
+def passage_record(p: Passage) -> bytes:
+    """The stored record of a passage (everything an answer shows besides the text)."""
+    return _RECORD_SEPARATOR.join(
+        "" if value is None else str(value)
+        for value in (
+            p.passage_id,
+            p.project_id,
+            p.source_id,
+            p.version_id,
+            p.title,
+            p.uri,
+            p.kind,
+            p.page,
+            p.paragraph,
+            p.section,
+            p.char_start,
+            p.char_end,
+            p.provenance_quality,
+            p.segmenter_id,
+        )
+    ).encode()
 
 
 class StoredRecord(NamedTuple):
@@ -171,7 +177,7 @@ class CorpusGenerationWriter(GenerationWriter):
     # Commits come often (each ingest waits for one): one thread flushes one segment per commit, not one per core.
     indexing_threads = 1
 
-    def add_passages(self, passages: Iterable[IndexedPassage]) -> int:
+    def add_passages(self, passages: Iterable[Passage]) -> int:
         """Add passages (a rebuild writes each exactly once); returns how many."""
         count = 0
         for p in passages:
@@ -197,12 +203,12 @@ class CorpusGenerationWriter(GenerationWriter):
                 doc.add_text(name, value)
             if self.schema_version >= FURNITURE_SINCE and is_furniture(p.text):
                 doc.add_text(FURNITURE_FIELD, FURNITURE)
-            doc.add_bytes("record", p.record())
+            doc.add_bytes("record", passage_record(p))
             self.add_document(doc)
             count += 1
         return count
 
-    def replace_unit(self, version_id: str, segmenter_id: str, passages: Iterable[IndexedPassage]) -> int:
+    def replace_unit(self, version_id: str, segmenter_id: str, passages: Iterable[Passage]) -> int:
         """Replace whatever the index holds of one segmentation with `passages`; returns how many."""
         # Tantivy orders operations: this delete only touches documents added before it.
         self.delete_by_term("unit", unit_key(version_id, segmenter_id))

@@ -8,11 +8,11 @@ index is fed from its log. Superseded and pending entries are not in it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import tantivy
 
 from groundwork.domain.evidence_search.analysis import INDEX_TOKENIZER
+from groundwork.persistence.repositories.context_engine.entry_index_log import IndexableEntryRow
 from groundwork.search import generations
 from groundwork.search.generations import GenerationalIndex, GenerationWriter
 
@@ -30,32 +30,12 @@ def build_schema() -> tantivy.Schema:
     return builder.build()
 
 
-@dataclass(frozen=True)
-class IndexedPackage:
-    """What the index holds of an entry."""
-
-    seq: int
-    entry_id: str
-    workspace_id: str
-    project_id: str
-    term: str
-    summary: str
-    contribution_type: str
-    classification: str
-    status: str
-
-    @property
-    def text(self) -> str:
-        """What a query matches: the term, the summary, and the type (so "risks" finds risk packages)."""
-        return f"{self.term}\n{self.summary}\n{self.contribution_type}"
-
-
 class PackageGenerationWriter(GenerationWriter):
     """A package generation's writer: entries are replaced whole, and only `ready` ones stay."""
 
     schema_version = SCHEMA_VERSION
 
-    def put(self, packages: Iterable[IndexedPackage]) -> int:
+    def put(self, packages: Iterable[IndexableEntryRow]) -> int:
         """Replace each entry's document with its current state (none unless ready); returns how many added."""
         added = 0
         for package in packages:
@@ -64,7 +44,8 @@ class PackageGenerationWriter(GenerationWriter):
                 continue
             doc = tantivy.Document()
             doc.add_integer("seq", package.seq)
-            doc.add_text("text", package.text)
+            # What a query matches: the term, the summary, and the type (so "risks" finds risk packages).
+            doc.add_text("text", f"{package.term}\n{package.summary}\n{package.contribution_type}")
             for name in KEY_FIELDS:
                 doc.add_text(name, getattr(package, name))
             self.add_document(doc)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any
 
 from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.domain.evidence_search.corpus import QueryClause
-from groundwork.persistence.repositories.context_engine import packages as repo
-from groundwork.search.corpus_search import HitPage, restricted, search_page, text_query
+from groundwork.persistence.repositories.context_engine import package_reads
+from groundwork.persistence.repositories.context_engine.package_reads import PackageRow
+from groundwork.search.corpus_search import HitPage, restricted, search_page
 from groundwork.search.failures import reading
 from groundwork.search.package_index import package_index
 from groundwork.search.passages import INLINE_POSTINGS
+from groundwork.search.ranking import text_query
 
 
 async def find_packages(
@@ -49,12 +50,12 @@ async def find_packages(
     return page
 
 
-async def project_packages(workspace_id: str, project_id: str, text: str, limit: int = 5) -> list[dict[str, Any]]:
+async def project_packages(workspace_id: str, project_id: str, text: str, limit: int = 5) -> list[PackageRow]:
     """Best ready `general` packages of one project for free text (every word optional), for grounding drafts.
 
     The caller has already established that its principal may read the project's context.
     """
     clauses = analyze_clauses([QueryClause(word, False, "should", 0) for word in text.split()[:64]])
     page = await find_packages([project_id], ("general",), clauses, limit=limit)
-    rows = await repo.entries_by_seq(workspace_id, [h.seq for h in page.hits], [project_id], ["general"])
+    rows = await package_reads.entries_by_seq(workspace_id, [h.seq for h in page.hits], [project_id], ["general"])
     return [rows[h.seq] for h in page.hits if h.seq in rows]

@@ -17,12 +17,13 @@ import tantivy
 
 from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_clauses
 from groundwork.domain.evidence_search.corpus import SOURCE_KINDS, QueryClause
-from groundwork.persistence.repositories.evidence_search import corpus as repo
+from groundwork.persistence.repositories.evidence_search import index_log, segmentations, sources
 from groundwork.search.analysis import highlighter
 from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index, read_record
-from groundwork.search.corpus_search import IndexStatistics, RankedHit, RankedPage, SearchFilters, collect_page
+from groundwork.search.corpus_search import RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.failures import IndexUnreadable, reading
 from groundwork.search.generations import Snapshot
+from groundwork.search.ranking import IndexStatistics
 
 
 # Not frozen: a search builds one per passage it answers with, and a frozen dataclass's __init__ costs
@@ -77,9 +78,9 @@ class ServingState:
 
 async def load_serving_state(applied_seq: int) -> ServingState:
     """The serving state for a snapshot at `applied_seq`, from PostgreSQL."""
-    switches = await repo.segmenter_switches()
-    changed = await repo.reclassified_after(applied_seq)
-    return ServingState(switches, [(r["id"], r["workspace_id"], r["classification"]) for r in changed])
+    switches = await segmentations.segmenter_switches()
+    changed = await sources.reclassified_after(applied_seq)
+    return ServingState(switches, [(r.id, r.workspace_id, r.classification) for r in changed])
 
 
 def passage_hit(
@@ -181,7 +182,7 @@ async def project_passages(
     with reading(index):
         snapshot = index.snapshot()  # the one taken last unless a commit landed, as for a user's search
     if snapshot is None:
-        if await repo.last_index_change() > 0:
+        if await index_log.last_index_change() > 0:
             # Passages exist but no index serves them yet (a replica being built): an empty answer would lie.
             raise IndexUnreadable(f"the {index.folder} index is being rebuilt")
         return []

@@ -30,7 +30,7 @@ from temporalio.common import RetryPolicy, SearchAttributePair, TypedSearchAttri
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from groundwork.workflows.search_attributes import STATE, TARGET, WORKSPACE
+from groundwork.workflows.search_attributes import STATE, TARGET, WORKSPACE, workspace_attributes
 
 with workflow.unsafe.imports_passed_through():
     from groundwork.domain.enhancement.model import (
@@ -434,7 +434,12 @@ class EnhancementRunWorkflow:
                     retry_policy=STEP_RETRY,
                 )
             else:
-                outcome = await workflow.execute_child_workflow(ApplyDraftsWorkflow.run, command, id=update.apply_id)
+                outcome = await workflow.execute_child_workflow(
+                    ApplyDraftsWorkflow.run,
+                    command,
+                    id=update.apply_id,
+                    search_attributes=workspace_attributes(self.input.workspace_id),
+                )
             if outcome.ok and self.state == "ready_for_review":
                 await self._set_state("applied")
         return outcome

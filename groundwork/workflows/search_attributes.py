@@ -7,10 +7,12 @@ types. The workflows and the code that starts them use the typed keys below.
 
 from __future__ import annotations
 
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
-# The workspace a workflow works for (every workflow type carries it).
+# The workspace a workflow works for (every workflow type carries it; `*` for one that works across workspaces:
+# the housekeeping purges, a re-segmentation, a run of the providers over every workspace).
 WORKSPACE = SearchAttributeKey.for_keyword("GroundworkWorkspace")
+EVERY_WORKSPACE = "*"
 # An enhancement run's target work item and its state (`queued`, `running`, `ready_for_review`, ...).
 TARGET = SearchAttributeKey.for_keyword("GroundworkTarget")
 STATE = SearchAttributeKey.for_keyword("GroundworkState")
@@ -38,3 +40,8 @@ KEYS: tuple[SearchAttributeKey[str], ...] = (
 )
 # Name -> Temporal type, as `temporal server start-dev --search-attribute NAME=TYPE` takes them.
 SEARCH_ATTRIBUTES: dict[str, str] = {key.name: "Keyword" for key in KEYS}
+
+
+def workspace_attributes(workspace_id: str | None) -> TypedSearchAttributes:
+    """`GroundworkWorkspace` alone: the workspace's id, or `*` for a workflow that works across workspaces."""
+    return TypedSearchAttributes([SearchAttributePair(WORKSPACE, workspace_id or EVERY_WORKSPACE)])

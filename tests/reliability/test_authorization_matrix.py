@@ -64,13 +64,13 @@ class Victim:
 async def _workspace(internal: httpx.AsyncClient) -> tuple[Workspace, str]:
     slug = f"m-{uuid.uuid4().hex[:12]}"
     ws = await tenancy.create_workspace(slug, f"Matrix {slug}")
-    portfolio = await tenancy.create_portfolio(ws["id"], "Portfolio")
-    engagement = await tenancy.create_engagement(ws["id"], portfolio["id"], "Engagement")
-    result = Workspace(ws["id"], slug, internal)
+    portfolio = await tenancy.create_portfolio(ws.id, "Portfolio")
+    engagement = await tenancy.create_engagement(ws.id, portfolio.id, "Engagement")
+    result = Workspace(ws.id, slug, internal)
     for key in ("ALPHA", "BETA"):
-        project = await tenancy.create_project(ws["id"], engagement["id"], key, f"Project {key}")
-        result.projects[key] = project["id"]
-    return result, engagement["id"]
+        project = await tenancy.create_project(ws.id, engagement.id, key, f"Project {key}")
+        result.projects[key] = project.id
+    return result, engagement.id
 
 
 def _ok(response: httpx.Response) -> dict[str, Any]:

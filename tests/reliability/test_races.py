@@ -109,9 +109,9 @@ async def test_twenty_concurrent_applies_with_one_version_one_wins_nineteen_get_
     applied = [
         e
         for e in await outbox.events_for_workspace(workspace.id)
-        if e["type"] == "work_item_enhancement.applied" and e["payload"]["target_id"] == work_item["id"]
+        if e.type == "work_item_enhancement.applied" and e.payload["target_id"] == work_item["id"]
     ]
-    assert len(applied) == 1 and applied[0]["payload"]["run_id"] == winner["id"]
+    assert len(applied) == 1 and applied[0].payload["run_id"] == winner["id"]
 
 
 async def test_twenty_applies_over_rest_graphql_and_mcp_at_once_change_the_work_item_once(
@@ -180,9 +180,9 @@ async def test_twenty_applies_over_rest_graphql_and_mcp_at_once_change_the_work_
     applied = [
         e
         for e in await outbox.events_for_workspace(workspace.id)
-        if e["type"] == "work_item_enhancement.applied" and e["payload"]["target_id"] == work_item["id"]
+        if e.type == "work_item_enhancement.applied" and e.payload["target_id"] == work_item["id"]
     ]
-    assert len(applied) == 1 and applied[0]["payload"]["run_id"] == winner
+    assert len(applied) == 1 and applied[0].payload["run_id"] == winner
 
 
 async def test_twenty_concurrent_creates_with_one_idempotency_key_make_one_run_and_one_workflow(
@@ -262,9 +262,7 @@ async def test_twenty_concurrent_acknowledges_bump_the_version_once_with_one_aud
     moves = [h for h in detail["history"] if h["to"] == "acknowledged"]
     assert len(detail["history"]) == 2 and len(moves) == 1, detail["history"]
     assert moves[0]["operationId"] == winner["operation_id"]
-    events = [
-        e["type"] for e in await outbox.events_for_workspace(people.workspace.id) if e["resource_id"] == created["id"]
-    ]
+    events = [e.type for e in await outbox.events_for_workspace(people.workspace.id) if e.resource_id == created["id"]]
     assert events.count("notification.acknowledged") == 1, events
 
 
@@ -322,9 +320,7 @@ async def test_twenty_acknowledges_over_rest_graphql_and_mcp_at_once_bump_the_ve
     assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
     [move] = [h for h in detail["history"] if h["to"] == "acknowledged"]
     assert move["operationId"] == operation
-    events = [
-        e["type"] for e in await outbox.events_for_workspace(people.workspace.id) if e["resource_id"] == created["id"]
-    ]
+    events = [e.type for e in await outbox.events_for_workspace(people.workspace.id) if e.resource_id == created["id"]]
     assert events.count("notification.acknowledged") == 1, events
 
 

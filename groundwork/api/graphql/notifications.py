@@ -22,6 +22,8 @@ from groundwork.domain.errors import GroundworkError
 from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
 from groundwork.domain.pagination import encode_cursor
 from groundwork.domain.tenancy.principals import Principal
+from groundwork.persistence.repositories.notifications.inbox import NotificationAuditRow, NotificationRow
+from groundwork.persistence.repositories.notifications.proposals import ProposalRow
 from groundwork.platform.idempotency.calls import call_once
 from groundwork.services.notifications import inbox as service
 from groundwork.services.notifications import proposals
@@ -81,7 +83,9 @@ class Notification:
     history: list[NotificationHistoryEntry] | None = None
 
     @classmethod
-    def of(cls, row: dict[str, Any], principal: Principal, history: list[dict[str, Any]] | None = None) -> Notification:
+    def of(
+        cls, row: NotificationRow, principal: Principal, history: list[NotificationAuditRow] | None = None
+    ) -> Notification:
         data = notification_resource(row, principal)
         return cls(
             id=strawberry.ID(data["id"]),
@@ -187,7 +191,7 @@ class NotificationChangeProposal:
     operation_id: str | None = None
 
     @classmethod
-    def of(cls, proposal: dict[str, Any]) -> NotificationChangeProposal:
+    def of(cls, proposal: ProposalRow) -> NotificationChangeProposal:
         data = proposal_resource(proposal)
         return cls(
             id=strawberry.ID(data["id"]),

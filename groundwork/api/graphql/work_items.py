@@ -109,11 +109,11 @@ async def projects(info: Info[GraphQLContext, Any]) -> list[Project]:
     rows = await service.list_projects(require(info, "work-items:read"))
     return [
         Project(
-            id=strawberry.ID(r["id"]),
-            key=r["key"],
-            name=r["name"],
-            engagement=NamedRef(id=strawberry.ID(r["engagement_id"]), name=r["engagement_name"]),
-            portfolio=NamedRef(id=strawberry.ID(r["portfolio_id"]), name=r["portfolio_name"]),
+            id=strawberry.ID(r.id),
+            key=r.key,
+            name=r.name,
+            engagement=NamedRef(id=strawberry.ID(r.engagement_id), name=r.engagement_name),
+            portfolio=NamedRef(id=strawberry.ID(r.portfolio_id), name=r.portfolio_name),
         )
         for r in rows
     ]

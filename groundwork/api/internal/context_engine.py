@@ -12,7 +12,11 @@ import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
 
-from groundwork.api.resources.context_engine import contribution_resource, internal_provider_resource
+from groundwork.api.resources.context_engine import (
+    answer_resource,
+    contribution_resource,
+    internal_provider_resource,
+)
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.services.context_engine import contributions as service
 
@@ -104,7 +108,7 @@ class ContextContributionController(Controller):
             task_queue=request.app.state.settings.temporal_task_queue,
             wait_seconds=wait,
         )
-        return Response({"data": contribution_resource(answer.contribution)}, status_code=answer.status_code)
+        return Response({"data": answer_resource(answer)}, status_code=answer.status_code)
 
     @get("/{contribution_id:str}", opt=INSPECT, summary="One contribution: its state and decision (internal)")
     async def contribution(self, request: Request[Principal, Any, Any], contribution_id: str) -> dict[str, Any]:

@@ -67,8 +67,8 @@ async def _view(principal: Principal, view: str, filters: dict[str, Any]) -> dic
         rows, page, unread = await service.list_notifications(principal, **filters)
         return {"data": [notification_resource(r, principal) for r in rows], "page": page, "unreadCount": unread}
     if view == "threads":
-        rows, page = await messages.list_threads(principal, limit=filters["limit"], cursor=filters["cursor"])
-        return {"data": [thread_resource(t) for t in rows], "page": page}
+        threads, page = await messages.list_threads(principal, limit=filters["limit"], cursor=filters["cursor"])
+        return {"data": [thread_resource(t) for t in threads], "page": page}
     if view == "preferences":
         return {"data": (await preferences.get_preferences(principal)).document()}
     return {"data": await summary(principal, filters["since"])}

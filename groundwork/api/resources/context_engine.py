@@ -8,6 +8,9 @@ from groundwork.domain.context_engine.briefing import Briefing, Claim
 from groundwork.domain.context_engine.model import Freshness
 from groundwork.domain.context_engine.views import EvidenceView, PackageView, Provenance, ProviderView
 from groundwork.domain.times import format_timestamp, timestamp
+from groundwork.persistence.repositories.context_engine.contributions import ContributionRow
+from groundwork.persistence.repositories.context_engine.providers import ProviderRow
+from groundwork.services.context_engine.contributions import ContributionAnswer
 from groundwork.services.context_engine.reads import Overview, PackageSearchResult
 
 
@@ -154,30 +157,47 @@ def overview_resource(overview: Overview) -> dict[str, Any]:
     }
 
 
-def internal_provider_resource(row: dict[str, Any]) -> dict[str, Any]:
+def internal_provider_resource(row: ProviderRow) -> dict[str, Any]:
     """A registered provider as the internal API shows it."""
     return {
-        "id": row["id"],
-        "name": row["name"],
-        "classification": row["classification"],
-        "capabilities": list(row["capabilities"]),
-        "authority": row["authority"],
-        "builtin": row["builtin"],
-        "createdAt": timestamp(row.get("created_at")),
-        "updatedAt": timestamp(row.get("updated_at")),
+        "id": row.id,
+        "name": row.name,
+        "classification": row.classification,
+        "capabilities": list(row.capabilities),
+        "authority": row.authority,
+        "builtin": row.builtin,
+        "createdAt": timestamp(row.created_at),
+        "updatedAt": timestamp(row.updated_at),
     }
 
 
-def contribution_resource(row: dict[str, Any]) -> dict[str, Any]:
+def contribution_resource(row: ContributionRow) -> dict[str, Any]:
     """A contribution as the internal API shows it: its state, the decision and the entry it concerns."""
     return {
-        "id": row["id"],
-        "state": row["state"],
-        "decision": row.get("decision"),
-        "entryId": row.get("entry_id"),
-        "relatedEntryId": row.get("related_entry_id"),
-        "contribution": row["body"],
-        "createdAt": timestamp(row.get("created_at")),
-        "decidedAt": timestamp(row.get("decided_at")),
-        "appliedAt": timestamp(row.get("applied_at")),
+        "id": row.id,
+        "state": row.state,
+        "decision": row.decision,
+        "entryId": row.entry_id,
+        "relatedEntryId": row.related_entry_id,
+        "contribution": row.body,
+        "createdAt": timestamp(row.created_at),
+        "decidedAt": timestamp(row.decided_at),
+        "appliedAt": timestamp(row.applied_at),
+    }
+
+
+def answer_resource(answer: ContributionAnswer) -> dict[str, Any]:
+    """What a contribution request answers: the contribution as stored, or, not persisted yet, as accepted."""
+    if answer.contribution is not None:
+        return contribution_resource(answer.contribution)
+    return {
+        "id": answer.work.contribution_id,
+        "state": "received",
+        "decision": None,
+        "entryId": None,
+        "relatedEntryId": None,
+        "contribution": answer.work.body,
+        "createdAt": None,
+        "decidedAt": None,
+        "appliedAt": None,
     }

@@ -8,6 +8,10 @@ from litestar.serialization import encode_json
 
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import WorkItem, format_version, full_fields
+from groundwork.persistence.repositories.enhancement.outputs import ArtifactRow, DraftRow
+from groundwork.persistence.repositories.tenancy.workspaces import VisibleProjectRow
+from groundwork.persistence.repositories.work_items import WorkItemChangeRow
+from groundwork.services.enhancement.runs import RunView
 
 
 def work_item_resource(item: WorkItem) -> dict[str, Any]:
@@ -25,30 +29,30 @@ def work_item_resource(item: WorkItem) -> dict[str, Any]:
     }
 
 
-def project_resource(row: dict[str, Any]) -> dict[str, Any]:
+def project_resource(row: VisibleProjectRow) -> dict[str, Any]:
     """A project with the engagement and portfolio it belongs to."""
     return {
-        "id": row["id"],
-        "key": row["key"],
-        "name": row["name"],
-        "engagement": {"id": row["engagement_id"], "name": row["engagement_name"]},
-        "portfolio": {"id": row["portfolio_id"], "name": row["portfolio_name"]},
+        "id": row.id,
+        "key": row.key,
+        "name": row.name,
+        "engagement": {"id": row.engagement_id, "name": row.engagement_name},
+        "portfolio": {"id": row.portfolio_id, "name": row.portfolio_name},
     }
 
 
-def change_resource(row: dict[str, Any]) -> dict[str, Any]:
+def change_resource(row: WorkItemChangeRow) -> dict[str, Any]:
     """One entry of a work item's change history."""
     return {
-        "actorId": row["actor_id"],
-        "source": row["source"],
-        "changes": row["changes"],
-        "versionBefore": timestamp(row["version_before"]),
-        "versionAfter": timestamp(row["version_after"]),
-        "changedAt": timestamp(row["changed_at"]),
+        "actorId": row.actor_id,
+        "source": row.source,
+        "changes": row.changes,
+        "versionBefore": timestamp(row.version_before),
+        "versionAfter": timestamp(row.version_after),
+        "changedAt": timestamp(row.changed_at),
     }
 
 
-def draft_resource(draft: Any, eligible: bool, ineligible_reason: str | None = None) -> dict[str, Any]:
+def draft_resource(draft: DraftRow, eligible: bool, ineligible_reason: str | None = None) -> dict[str, Any]:
     """A draft: a proposed value for one field, with its evidence, and why it cannot be applied (if so)."""
     return {
         "id": draft.id,
@@ -64,7 +68,7 @@ def draft_resource(draft: Any, eligible: bool, ineligible_reason: str | None = N
     }
 
 
-def artifact_resource(artifact: Any) -> dict[str, Any]:
+def artifact_resource(artifact: ArtifactRow) -> dict[str, Any]:
     """An artifact: review material with its evidence."""
     return {
         "id": artifact.id,
@@ -78,7 +82,7 @@ def artifact_resource(artifact: Any) -> dict[str, Any]:
     }
 
 
-def run_document(view: Any) -> bytes:
+def run_document(view: RunView) -> bytes:
     """`{"data": run}` encoded as JSON, once per view (a view is reused while its run is unchanged)."""
     document: bytes | None = view.renderings.get("rest")
     if document is None:
@@ -86,7 +90,7 @@ def run_document(view: Any) -> bytes:
     return document
 
 
-def run_resource(view: Any) -> dict[str, Any]:
+def run_resource(view: RunView) -> dict[str, Any]:
     """An enhancement run with its target, drafts, artifacts and what this caller may do next."""
     run = view.run
     return {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from groundwork.domain.times import timestamp
+from groundwork.persistence.repositories.evidence_search.sources import VersionSummaryRow
 from groundwork.search.passages import PassageHit
 from groundwork.services.evidence_search.search import CorpusSearchResult
 
@@ -43,31 +44,31 @@ def search_answer(result: CorpusSearchResult) -> dict[str, Any]:
     }
 
 
-def source_resource(summary: dict[str, Any]) -> dict[str, Any]:
+def source_resource(summary: VersionSummaryRow) -> dict[str, Any]:
     """A corpus source as the provider API shows it."""
     return {
-        "id": summary["source_id"],
-        "projectId": summary["project_id"],
-        "uri": summary["uri"],
-        "title": summary["title"],
-        "owner": summary["owner"],
-        "classification": summary["classification"],
-        "activeVersionId": summary["active_version_id"],
-        "createdAt": timestamp(summary["source_created_at"]),
-        "updatedAt": timestamp(summary["source_updated_at"]),
+        "id": summary.source_id,
+        "projectId": summary.project_id,
+        "uri": summary.uri,
+        "title": summary.title,
+        "owner": summary.owner,
+        "classification": summary.classification,
+        "activeVersionId": summary.active_version_id,
+        "createdAt": timestamp(summary.source_created_at),
+        "updatedAt": timestamp(summary.source_updated_at),
     }
 
 
-def version_resource(summary: dict[str, Any]) -> dict[str, Any]:
+def version_resource(summary: VersionSummaryRow) -> dict[str, Any]:
     """A source-content version as the provider API shows it."""
     return {
-        "id": summary["id"],
-        "sourceId": summary["source_id"],
-        "kind": summary["kind"],
-        "contentHash": summary["content_hash"],
-        "byteSize": summary["byte_size"],
-        "status": summary["status"],
-        "passageCount": summary["passage_count"],
-        "createdAt": timestamp(summary["created_at"]),
-        "ingestedAt": timestamp(summary["ingested_at"]),
+        "id": summary.id,
+        "sourceId": summary.source_id,
+        "kind": summary.kind,
+        "contentHash": summary.content_hash,
+        "byteSize": summary.byte_size,
+        "status": summary.status,
+        "passageCount": summary.passage_count,
+        "createdAt": timestamp(summary.created_at),
+        "ingestedAt": timestamp(summary.ingested_at),
     }

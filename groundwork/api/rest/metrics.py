@@ -10,4 +10,5 @@ from groundwork.platform.observability.gauges import metrics_text
 @get("/metrics", opt={"auth": "public"}, summary="Prometheus metrics of this API process", include_in_schema=False)
 async def prometheus_metrics() -> Response[bytes]:
     body, content_type = await metrics_text()
-    return Response(body, media_type=content_type)
+    # Set as a header: as a media type, Litestar would append a second charset to the one it carries.
+    return Response(body, headers={"Content-Type": content_type})

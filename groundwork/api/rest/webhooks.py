@@ -19,6 +19,8 @@ from groundwork.domain.webhooks import (
     SERVICE_PREFIXES,
     TEST_EVENT,
 )
+from groundwork.persistence.repositories.webhooks.deliveries import AttemptRow, DeliveryRow
+from groundwork.persistence.repositories.webhooks.endpoints import EndpointRow
 from groundwork.services.webhooks import endpoints as service
 
 MANAGE = {"scope": "webhooks:manage"}
@@ -59,63 +61,63 @@ def _given(value: Any) -> Any:
     return None if value is msgspec.UNSET else value
 
 
-def endpoint_resource(row: dict[str, Any], *, secret: bool = False) -> dict[str, Any]:
+def endpoint_resource(row: EndpointRow, *, secret: bool = False) -> dict[str, Any]:
     """A webhook endpoint; `secret` only in the answers to create and rotate-secret."""
     resource = {
-        "id": row["id"],
-        "url": row["url"],
-        "description": row["description"],
-        "eventTypes": list(row["event_types"]),
-        "enabled": row["enabled"],
-        "disabledReason": row["disabled_reason"],
-        "disabledAt": timestamp(row["disabled_at"]),
-        "failingSince": timestamp(row["failing_since"]),
-        "consecutiveFailures": row["consecutive_failures"],
-        "previousSecretExpiresAt": timestamp(row["previous_secret_expires_at"]),
-        "createdAt": timestamp(row["created_at"]),
-        "updatedAt": timestamp(row["updated_at"]),
+        "id": row.id,
+        "url": row.url,
+        "description": row.description,
+        "eventTypes": list(row.event_types),
+        "enabled": row.enabled,
+        "disabledReason": row.disabled_reason,
+        "disabledAt": timestamp(row.disabled_at),
+        "failingSince": timestamp(row.failing_since),
+        "consecutiveFailures": row.consecutive_failures,
+        "previousSecretExpiresAt": timestamp(row.previous_secret_expires_at),
+        "createdAt": timestamp(row.created_at),
+        "updatedAt": timestamp(row.updated_at),
     }
     if secret:
-        resource["secret"] = row["secret"]
+        resource["secret"] = row.secret
     return resource
 
 
-def attempt_resource(row: dict[str, Any]) -> dict[str, Any]:
+def attempt_resource(row: AttemptRow) -> dict[str, Any]:
     """One attempt: what was answered (status, latency, the start of the body) or why nothing was."""
     return {
-        "number": row["number"],
-        "redelivery": row["generation"],
-        "attemptedAt": timestamp(row["attempted_at"]),
-        "outcome": row["outcome"],
-        "statusCode": row["status_code"],
-        "latencyMs": row["latency_ms"],
-        "response": {"body": row["response_body"], "truncated": row["response_truncated"]}
-        if row["response_body"] is not None
+        "number": row.number,
+        "redelivery": row.generation,
+        "attemptedAt": timestamp(row.attempted_at),
+        "outcome": row.outcome,
+        "statusCode": row.status_code,
+        "latencyMs": row.latency_ms,
+        "response": {"body": row.response_body, "truncated": row.response_truncated}
+        if row.response_body is not None
         else None,
-        "error": row["error"],
-        "retryAfterSeconds": row["retry_after_seconds"],
+        "error": row.error,
+        "retryAfterSeconds": row.retry_after_seconds,
     }
 
 
-def delivery_resource(row: dict[str, Any]) -> dict[str, Any]:
+def delivery_resource(row: DeliveryRow) -> dict[str, Any]:
     """A delivery of one event to one endpoint, with every attempt."""
     return {
-        "id": row["id"],
-        "endpointId": row["endpoint_id"],
-        "eventId": row["event_id"],
-        "eventType": row["event_type"],
-        "status": row["status"],
-        "failureReason": row["failure_reason"],
-        "attemptCount": row["attempt_count"],
-        "redeliveries": row["generation"],
-        "lastStatusCode": row["last_status_code"],
-        "lastAttemptAt": timestamp(row["last_attempt_at"]),
-        "nextAttemptAt": timestamp(row["next_attempt_at"]),
-        "completedAt": timestamp(row["completed_at"]),
-        "createdAt": timestamp(row["created_at"]),
-        "updatedAt": timestamp(row["updated_at"]),
-        "temporal": {"workflowId": row["workflow_id"], "runId": row["workflow_run_id"]},
-        "attempts": [attempt_resource(a) for a in row.get("attempts", [])],
+        "id": row.id,
+        "endpointId": row.endpoint_id,
+        "eventId": row.event_id,
+        "eventType": row.event_type,
+        "status": row.status,
+        "failureReason": row.failure_reason,
+        "attemptCount": row.attempt_count,
+        "redeliveries": row.generation,
+        "lastStatusCode": row.last_status_code,
+        "lastAttemptAt": timestamp(row.last_attempt_at),
+        "nextAttemptAt": timestamp(row.next_attempt_at),
+        "completedAt": timestamp(row.completed_at),
+        "createdAt": timestamp(row.created_at),
+        "updatedAt": timestamp(row.updated_at),
+        "temporal": {"workflowId": row.workflow_id, "runId": row.workflow_run_id},
+        "attempts": [attempt_resource(a) for a in row.attempts],
     }
 
 

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from groundwork.domain.ids import new_id
 from groundwork.domain.work_items import WorkItem
 from groundwork.persistence import db
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItemChangeRow:
+    """One change of a work item: who, through which door, what (decoded), and the versions around it."""
+
+    actor_id: str
+    source: str
+    changes: dict[str, Any]
+    version_before: datetime | None
+    version_after: datetime
+    changed_at: datetime
 
 
 def work_item_of(row: Any) -> WorkItem:
@@ -159,11 +172,21 @@ async def _record_change(
     )
 
 
-async def list_changes(work_item_id: str) -> list[dict[str, Any]]:
+async def list_changes(work_item_id: str) -> list[WorkItemChangeRow]:
     """The change history of a work item, oldest first."""
     rows = await db.fetch(
         "SELECT actor_id, source, changes, version_before, version_after, changed_at"
         " FROM work_item_changes WHERE work_item_id = $1 ORDER BY id",
         work_item_id,
     )
-    return [{**dict(r), "changes": json.loads(r["changes"])} for r in rows]
+    return [
+        WorkItemChangeRow(
+            actor_id=r["actor_id"],
+            source=r["source"],
+            changes=json.loads(r["changes"]),
+            version_before=r["version_before"],
+            version_after=r["version_after"],
+            changed_at=r["changed_at"],
+        )
+        for r in rows
+    ]

@@ -1,5 +1,5 @@
 """The gauges read from PostgreSQL and the search replica (outbox, failed deliveries, index lag) and the
-`/metrics` text of the API and the worker."""
+`/metrics` text of the API; the worker serves its own (`metrics.MetricsServer`)."""
 
 from __future__ import annotations
 
@@ -71,12 +71,39 @@ class _Refresh:
             self.last = time.monotonic()
 
 
-async def refresh_gauges() -> None:
-    """Set the outbox, failed-delivery and corpus index lag gauges from PostgreSQL and this process's replica."""
+class SharedGaugeReporter:
+    """Makes one worker at a time the reporter of the gauges of shared state (outbox backlog, failed deliveries):
+    the holder of a PostgreSQL session lock. Every worker reporting them would multiply them in a sum."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self._connection: Any = None
+
+    async def holds(self) -> bool:
+        """Whether this process reports them now (taking the lock when it is free)."""
+        if self._connection is None or self._connection.is_closed():
+            self._connection = await operations.hold_gauge_reporter_lock(self.dsn)
+        metrics.report_shared_state(self._connection is not None)
+        return self._connection is not None
+
+    async def close(self) -> None:
+        """Give the lock back (another worker takes over at its next round)."""
+        metrics.report_shared_state(False)
+        if self._connection is not None and not self._connection.is_closed():
+            await self._connection.close()
+        self._connection = None
+
+
+async def refresh_shared_gauges() -> None:
+    """Set the outbox and failed-delivery gauges from PostgreSQL (the reporting worker calls it)."""
     backlog = await operations.outbox_backlog()
     metrics.OUTBOX_BACKLOG.set(backlog.events)
     metrics.OUTBOX_OLDEST_AGE.set(backlog.oldest_age_seconds)
     metrics.WEBHOOK_DELIVERIES_FAILED.set(await operations.failed_webhook_deliveries())
+
+
+async def refresh_gauges() -> None:
+    """Set this process's search index lag gauges from its replica (or the shared index, without one)."""
     replica_lags = search_replica.search_index_lag()
     if not replica_lags:  # a process without a replica of its own (tests, a CLI) reads the shared index
         record_index_lag(await corpus_index_lag(corpus_index()))
@@ -89,9 +116,9 @@ _refresh = _Refresh()
 
 
 async def metrics_text(extra: Iterable[Collector] = ()) -> tuple[bytes, str]:
-    """The Prometheus text of this process after refreshing the database gauges (if they are due)."""
+    """The Prometheus text of this API process after refreshing its index lag gauges (if they are due)."""
     try:
         await _refresh()
     except Exception:  # a scrape still answers with the request metrics when PostgreSQL is down
-        log.warning("could not refresh the database gauges for /metrics", exc_info=True)
-    return metrics.exposition(extra)
+        log.warning("could not refresh the index lag gauges for /metrics", exc_info=True)
+    return metrics.exposition(metrics.API_FAMILIES, extra)

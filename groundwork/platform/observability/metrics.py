@@ -80,34 +80,69 @@ NOTIFICATION_SENDS = Counter(
 )
 
 
-def exposition(extra: Iterable[Collector] = ()) -> tuple[bytes, str]:
-    """The Prometheus text of every metric of this process (of every process of this server) and its type."""
-    extra = list(extra)
-    if prometheus_multiproc_dir() is None and not extra:
-        return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
-    return generate_latest(combined_registry(extra)), CONTENT_TYPE_LATEST
+# Which process exposes which Groundwork families: the API its requests and its own search replica's lag, the
+# worker everything it does (webhook and notification outcomes, its replica's lag) and the gauges of shared state
+# (the outbox, failed deliveries), which one worker at a time reports (`gauges.SharedGauges`). A family no
+# process of a kind ever sets is not exposed by it, so sums over a scrape's targets count each thing once.
+API_FAMILIES = ("groundwork_http_", "groundwork_search_index_lag_")
+WORKER_FAMILIES = (
+    "groundwork_outbox_",
+    "groundwork_webhook_",
+    "groundwork_notification_",
+    "groundwork_search_index_lag_",
+)
+# Gauges of shared state, read from PostgreSQL: only the one worker that reports them exposes them.
+SHARED_FAMILIES = ("groundwork_outbox_", "groundwork_webhook_deliveries_failed")
+_reporting_shared_state = False
 
 
-def combined_registry(extra: Iterable[Collector] = ()) -> CollectorRegistry:
-    """A registry of this process's metrics (every process's, when multi-process) and `extra` collectors."""
+def report_shared_state(reporting: bool) -> None:
+    """Whether this process is the one exposing the gauges of shared state (`gauges.SharedGaugeReporter`)."""
+    global _reporting_shared_state
+    _reporting_shared_state = reporting
+
+
+# Prometheus text, with one charset (the client library's constant already carries it: a web framework must not
+# add a second one).
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+def exposition(families: tuple[str, ...], extra: Iterable[Collector] = ()) -> tuple[bytes, str]:
+    """The Prometheus text of this process's metrics (every process's of this server) and its content type:
+    the Groundwork families named by the prefixes in `families`, the process and runtime ones, and `extra`."""
+    return generate_latest(combined_registry(families, extra)), CONTENT_TYPE
+
+
+def combined_registry(families: tuple[str, ...], extra: Iterable[Collector] = ()) -> CollectorRegistry:
+    """A registry of this process's metrics (every process's, when multi-process) of `families`, and `extra`."""
     directory = prometheus_multiproc_dir()
     registry = CollectorRegistry()
     if directory is not None:
         from prometheus_client import multiprocess
 
-        multiprocess.MultiProcessCollector(registry, path=directory)
+        source = CollectorRegistry()
+        multiprocess.MultiProcessCollector(source, path=directory)
+        registry.register(_Families(source, families))
     else:
-        registry.register(_Everything())
+        registry.register(_Families(REGISTRY, families))
     for collector in extra:
         registry.register(collector)
     return registry
 
 
-class _Everything(Collector):
-    """The default registry as one collector, to combine it with others in a scrape."""
+class _Families(Collector):
+    """A registry's metrics, without the Groundwork families another kind of process owns."""
+
+    def __init__(self, source: CollectorRegistry, families: tuple[str, ...]) -> None:
+        self.source = source
+        self.families = families
 
     def collect(self):  # type: ignore[no-untyped-def]
-        yield from REGISTRY.collect()
+        for family in self.source.collect():
+            name = family.name
+            ours = name.startswith(self.families) and (_reporting_shared_state or not name.startswith(SHARED_FAMILIES))
+            if ours or not name.startswith("groundwork_"):
+                yield family
 
 
 class MetricsServer:
@@ -116,7 +151,8 @@ class MetricsServer:
     def __init__(self, host: str, port: int, extra: Iterable[Collector] = ()) -> None:
         from prometheus_client import start_http_server
 
-        self.server, self.thread = start_http_server(port, host, registry=combined_registry(extra))
+        registry = combined_registry(WORKER_FAMILIES, extra)
+        self.server, self.thread = start_http_server(port, host, registry=registry)
         self.port = int(self.server.server_address[1])
 
     def close(self) -> None:

@@ -15,11 +15,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import asyncpg
 
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.platform.outbox import ClaimedEventRow
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ NOTIFY_CHANNEL = "groundwork_outbox"
 class OutboxConsumer(Protocol):
     """What acts on claimed outbox events: writes in the claim's transaction, starts after its commit."""
 
-    async def consume(self, events: list[dict[str, Any]]) -> None:
+    async def consume(self, events: list[ClaimedEventRow]) -> None:
         """Write what `events` cause, inside the claim's transaction."""
 
     async def start_consumed(self) -> int:
@@ -57,7 +58,7 @@ class OutboxRelay:
         self.restart_grace_seconds = restart_grace_seconds
         self.sweep_seconds = sweep_seconds
 
-    async def _consume(self, events: list[dict[str, Any]]) -> None:
+    async def _consume(self, events: list[ClaimedEventRow]) -> None:
         for consumer in self.consumers:
             await consumer.consume(events)
 

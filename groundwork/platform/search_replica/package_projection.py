@@ -4,37 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
-from groundwork.persistence.repositories.context_engine import packages as repo
+from groundwork.persistence.repositories.context_engine import entry_index_log
 from groundwork.platform.search_replica.projection import catch_up, follow, rebuild_generation, verify_or_rebuild
-from groundwork.search.package_index import IndexedPackage, PackageGenerationWriter, PackageIndex, package_index
+from groundwork.search.package_index import PackageGenerationWriter, PackageIndex, package_index
 
 _CHANGES_PER_COMMIT = 500
 _REBUILD_BATCH = 20_000
-
-
-def _indexed(row: dict[str, Any]) -> IndexedPackage:
-    return IndexedPackage(
-        seq=int(row["seq"]),
-        entry_id=row["id"],
-        workspace_id=row["workspace_id"],
-        project_id=row["project_id"],
-        term=row["term"],
-        summary=row["summary"],
-        contribution_type=row["contribution_type"],
-        classification=row["classification"],
-        status=row["status"],
-    )
 
 
 async def rebuild_package_index(index: PackageIndex, progress: Callable[[int], None] | None = None) -> int:
     """Write a new generation from PostgreSQL and make it serve; returns the entries written."""
     return await rebuild_generation(
         index,
-        await repo.last_index_change(),
-        repo.ready_entries_after,
-        lambda generation, rows: generation.put([_indexed(r) for r in rows]),
+        await entry_index_log.last_index_change(),
+        entry_index_log.ready_entries_after,
+        lambda generation, rows: generation.put(rows),
         progress,
         _REBUILD_BATCH,
     )
@@ -43,16 +28,20 @@ async def rebuild_package_index(index: PackageIndex, progress: Callable[[int], N
 async def _apply_changes(writer: PackageGenerationWriter, changes: list[tuple[int, list[str]]]) -> None:
     """Replace each changed entry's document with its state now (an entry gone from PostgreSQL leaves)."""
     entry_ids = sorted({entry_id for _, ids in changes for entry_id in ids})
-    rows = await repo.indexable_entries(entry_ids)
-    found = {r["id"] for r in rows}
+    rows = await entry_index_log.indexable_entries(entry_ids)
+    found = {r.entry_id for r in rows}
     await asyncio.to_thread(writer.remove, [e for e in entry_ids if e not in found])
-    await asyncio.to_thread(writer.put, [_indexed(r) for r in rows])
+    await asyncio.to_thread(writer.put, rows)
 
 
 async def catch_up_package_index(index: PackageIndex) -> int:
     """Apply every logged entry change to the serving generation (building one if none serves)."""
     return await catch_up(
-        index, lambda: rebuild_package_index(index), repo.index_changes_after, _apply_changes, _CHANGES_PER_COMMIT
+        index,
+        lambda: rebuild_package_index(index),
+        entry_index_log.index_changes_after,
+        _apply_changes,
+        _CHANGES_PER_COMMIT,
     )
 
 

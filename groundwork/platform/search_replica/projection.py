@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 
 from groundwork.persistence import change_feed
 from groundwork.search.failures import is_index_failure
@@ -17,14 +17,23 @@ log = logging.getLogger(__name__)
 
 W = TypeVar("W", bound=GenerationWriter)
 C = TypeVar("C")
-Rows = list[dict[str, Any]]
+
+
+class Sequenced(Protocol):
+    """A row the index holds, keyed by its position (`seq`)."""
+
+    @property
+    def seq(self) -> int: ...
+
+
+R = TypeVar("R", bound=Sequenced)
 
 
 async def rebuild_generation(
     index: GenerationalIndex[W],
     snapshot: int,
-    rows_after: Callable[[int, int], Awaitable[Rows]],
-    write: Callable[[W, Rows], object],
+    rows_after: Callable[[int, int], Awaitable[list[R]]],
+    write: Callable[[W, list[R]], object],
     progress: Callable[[int], None] | None = None,
     batch: int = 20_000,
 ) -> int:
@@ -37,7 +46,7 @@ async def rebuild_generation(
     while rows := await rows_after(after, batch):
         await asyncio.to_thread(write, generation, rows)
         written += len(rows)
-        after = int(rows[-1]["seq"])
+        after = rows[-1].seq
         if progress is not None:
             progress(len(rows))
     await asyncio.to_thread(generation.commit, snapshot)

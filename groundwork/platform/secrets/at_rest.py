@@ -46,12 +46,12 @@ async def reseal_answers(keyring: KeyRing) -> tuple[int, int]:
     """Re-encrypt every sealed idempotent answer under the ring's first key: (resealed, unreadable)."""
     answers = unreadable = 0
     for row in await idempotency_repo.sealed_answers():
-        old = bytes(row["response_body"])
+        old = bytes(row.response_body)
         try:
-            body = open_answer(keyring, row["api_key_id"], row["key"], old)
+            body = open_answer(keyring, row.api_key_id, row.key, old)
         except KeyRingError:
             unreadable += 1
             continue
-        new = seal_answer(keyring, row["api_key_id"], row["key"], body)
-        answers += await idempotency_repo.replace_sealed_answer(row["id"], old, new)
+        new = seal_answer(keyring, row.api_key_id, row.key, body)
+        answers += await idempotency_repo.replace_sealed_answer(row.id, old, new)
     return answers, unreadable

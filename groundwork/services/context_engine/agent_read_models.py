@@ -26,6 +26,12 @@ from groundwork.domain.errors import NotFound
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.work_items import STATUSES
 from groundwork.persistence.repositories.context_engine import agent_read_models as repo
+from groundwork.persistence.repositories.context_engine.agent_read_models import (
+    ChangeCountsRow,
+    PackageCountsRow,
+    SprintCountsRow,
+    WorkItemCountsRow,
+)
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.evidence_search.search import CONTEXT_READ
 
@@ -53,106 +59,118 @@ async def _visible(principal: Principal, project_id: str | None = None) -> list[
     return [project_id]
 
 
-def _open_items(counts: dict[str, Any] | None) -> int:
-    return 0 if counts is None else int(counts["total"]) - int(counts["done"])
+# What a project without work items, changes or packages of a kind counts: nothing.
+_NO_ITEMS = WorkItemCountsRow("", 0, dict.fromkeys(STATUSES, 0), 0, 0)
+_NO_CHANGES = ChangeCountsRow("", 0, 0, 0, 0)
+_NO_PACKAGES = PackageCountsRow("", "", 0, 0, 0, 0)
 
 
-def _package(packages: dict[tuple[str, str], dict[str, Any]], project_id: str, kind: str, column: str) -> int:
-    row = packages.get((project_id, kind))
-    return int(row[column]) if row else 0
+@dataclass(frozen=True)
+class _Facts:
+    """The counts behind a project's read models, by project (and, for packages, by type)."""
+
+    items: dict[str, WorkItemCountsRow]
+    changes: dict[str, ChangeCountsRow]
+    packages: dict[tuple[str, str], PackageCountsRow]
+
+    def items_of(self, project_id: str) -> WorkItemCountsRow:
+        """The project's work item counts (zeros when it has none)."""
+        return self.items.get(project_id, _NO_ITEMS)
+
+    def changes_of(self, project_id: str) -> ChangeCountsRow:
+        """The project's change counts (zeros when nothing changed)."""
+        return self.changes.get(project_id, _NO_CHANGES)
+
+    def packages_of(self, project_id: str, kind: str) -> PackageCountsRow:
+        """The project's package counts of one type (zeros when it has none)."""
+        return self.packages.get((project_id, kind), _NO_PACKAGES)
 
 
-async def _facts(principal: Principal, project_ids: list[str], w: _Windows) -> tuple[Any, Any, Any]:
+def _open_items(counts: WorkItemCountsRow) -> int:
+    return counts.total - counts.by_status["done"]
+
+
+async def _facts(principal: Principal, project_ids: list[str], w: _Windows) -> _Facts:
     items = await repo.work_item_counts(project_ids, w.recent, w.previous)
     changes = await repo.change_counts(project_ids, w.recent, w.previous, SCOPE_FIELDS)
     packages = await repo.package_counts(
         project_ids, list(allowed_classes(principal.scopes)), w.stale_before, w.recent, w.previous
     )
-    return items, changes, packages
+    return _Facts(items, changes, packages)
 
 
-def _health(project_id: str, items: Any, packages: Any) -> str:
+def _health(project_id: str, facts: _Facts) -> str:
     return delivery_health(
-        _package(packages, project_id, "blocker", "current"),
-        _package(packages, project_id, "risk", "current"),
-        _open_items(items.get(project_id)),
+        facts.packages_of(project_id, "blocker").current,
+        facts.packages_of(project_id, "risk").current,
+        _open_items(facts.items_of(project_id)),
     )
-
-
-def _count(row: dict[str, Any] | None, column: str) -> int:
-    return int(row[column]) if row else 0
 
 
 async def list_projects(principal: Principal) -> list[dict[str, Any]]:
     """Each visible project with its delivery health and throughput and risk trends."""
     project_ids = await _visible(principal)
     w = _windows()
-    items, changes, packages = await _facts(principal, project_ids, w)
+    facts = await _facts(principal, project_ids, w)
     return [
         {
-            "id": p["id"],
-            "key": p["key"],
-            "engagementId": p["engagement_id"],
-            "health": _health(p["id"], items, packages),
-            "throughputTrend": trend(
-                _count(changes.get(p["id"]), "done_recent"), _count(changes.get(p["id"]), "done_previous")
-            ),
+            "id": p.id,
+            "key": p.key,
+            "engagementId": p.engagement_id,
+            "health": _health(p.id, facts),
+            "throughputTrend": trend(facts.changes_of(p.id).done_recent, facts.changes_of(p.id).done_previous),
             "riskTrend": trend(
-                _package(packages, p["id"], "risk", "new_recent"), _package(packages, p["id"], "risk", "new_previous")
+                facts.packages_of(p.id, "risk").new_recent, facts.packages_of(p.id, "risk").new_previous
             ),
         }
-        for p in await repo.projects_with_engagement(project_ids)
+        for p in await tenancy.projects_by_id(project_ids)
     ]
-
-
-def _by_status(row: dict[str, Any] | None) -> dict[str, int]:
-    return {s: _count(row, s) for s in STATUSES}
 
 
 async def project_delivery(principal: Principal, project_id: str) -> dict[str, Any]:
     """Delivery of one project: work by status, throughput and scope trends, blockers, health."""
     [pid] = await _visible(principal, project_id)
     w = _windows()
-    items, changes, packages = await _facts(principal, [pid], w)
-    counts, moved = items.get(pid), changes.get(pid)
-    total = _count(counts, "total")
+    facts = await _facts(principal, [pid], w)
+    counts, moved = facts.items_of(pid), facts.changes_of(pid)
+    total = counts.total
     open_items = _open_items(counts)
-    blockers = _package(packages, pid, "blocker", "current")
+    blockers = facts.packages_of(pid, "blocker").current
     return {
         "projectId": pid,
-        "health": _health(pid, items, packages),
+        "health": _health(pid, facts),
         "windowDays": TREND_WINDOW_DAYS,
         "workItems": {
             "total": total,
             "open": open_items,
-            "byStatus": _by_status(counts),
-            "doneRatio": ratio(_count(counts, "done"), total),
-            "inProgressRatio": ratio(_count(counts, "in_progress") + _count(counts, "in_review"), total),
+            "byStatus": dict(counts.by_status),
+            "doneRatio": ratio(counts.by_status["done"], total),
+            "inProgressRatio": ratio(counts.by_status["in_progress"] + counts.by_status["in_review"], total),
         },
         "throughput": {
-            "completedRecent": _count(moved, "done_recent"),
-            "completedPrevious": _count(moved, "done_previous"),
-            "trend": trend(_count(moved, "done_recent"), _count(moved, "done_previous")),
+            "completedRecent": moved.done_recent,
+            "completedPrevious": moved.done_previous,
+            "trend": trend(moved.done_recent, moved.done_previous),
         },
         "scope": {
-            "addedRecent": _count(counts, "added_recent"),
-            "addedPrevious": _count(counts, "added_previous"),
-            "changedRecent": _count(moved, "scope_recent"),
-            "changedPrevious": _count(moved, "scope_previous"),
+            "addedRecent": counts.added_recent,
+            "addedPrevious": counts.added_previous,
+            "changedRecent": moved.scope_recent,
+            "changedPrevious": moved.scope_previous,
             "trend": trend(
-                _count(counts, "added_recent") + _count(moved, "scope_recent"),
-                _count(counts, "added_previous") + _count(moved, "scope_previous"),
+                counts.added_recent + moved.scope_recent,
+                counts.added_previous + moved.scope_previous,
             ),
         },
         "blockers": {"open": blockers, "blockedRatio": ratio(blockers, open_items)},
     }
 
 
-def _current_sprint(sprints: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _current_sprint(sprints: list[SprintCountsRow]) -> SprintCountsRow | None:
     """The latest sprint (by label) with unfinished work; else the latest one."""
-    unfinished = [s for s in sprints if int(s["total"]) > int(s["done"])]
+    unfinished = [s for s in sprints if s.total > s.by_status["done"]]
     chosen = unfinished or sprints
-    return max(chosen, key=lambda s: s["sprint"]) if chosen else None
+    return max(chosen, key=lambda s: s.sprint) if chosen else None
 
 
 async def current_sprint(principal: Principal, project_id: str) -> dict[str, Any]:
@@ -162,18 +180,16 @@ async def current_sprint(principal: Principal, project_id: str) -> dict[str, Any
     sprint = _current_sprint(await repo.sprint_counts(pid))
     if sprint is None:
         return {"projectId": pid, "sprint": None, "health": "on_track", "workItems": None, "blockers": 0}
-    total, done = int(sprint["total"]), int(sprint["done"])
-    not_started = int(sprint["backlog"]) + int(sprint["todo"])
-    blockers = await repo.sprint_blockers(
-        pid, sprint["sprint"], list(allowed_classes(principal.scopes)), w.stale_before
-    )
+    total, done = sprint.total, sprint.by_status["done"]
+    not_started = sprint.by_status["backlog"] + sprint.by_status["todo"]
+    blockers = await repo.sprint_blockers(pid, sprint.sprint, list(allowed_classes(principal.scopes)), w.stale_before)
     return {
         "projectId": pid,
-        "sprint": sprint["sprint"],
+        "sprint": sprint.sprint,
         "health": sprint_health(done, not_started, total, blockers),
         "workItems": {
             "total": total,
-            "byStatus": _by_status(sprint),
+            "byStatus": dict(sprint.by_status),
             "doneRatio": ratio(done, total),
             "notStartedRatio": ratio(not_started, total),
         },
@@ -185,22 +201,21 @@ async def project_risks(principal: Principal, project_id: str) -> dict[str, Any]
     """Risk posture of one project: current and stale risk, blocker and dependency packages, with trends."""
     [pid] = await _visible(principal, project_id)
     w = _windows()
-    items, _, packages = await _facts(principal, [pid], w)
+    facts = await _facts(principal, [pid], w)
 
     def kind(name: str) -> dict[str, Any]:
-        recent = _package(packages, pid, name, "new_recent")
-        previous = _package(packages, pid, name, "new_previous")
+        counts = facts.packages_of(pid, name)
         return {
-            "open": _package(packages, pid, name, "current"),
-            "stale": _package(packages, pid, name, "stale"),
-            "newRecent": recent,
-            "newPrevious": previous,
-            "trend": trend(recent, previous),
+            "open": counts.current,
+            "stale": counts.stale,
+            "newRecent": counts.new_recent,
+            "newPrevious": counts.new_previous,
+            "trend": trend(counts.new_recent, counts.new_previous),
         }
 
     return {
         "projectId": pid,
-        "health": _health(pid, items, packages),
+        "health": _health(pid, facts),
         "windowDays": TREND_WINDOW_DAYS,
         "risks": kind("risk"),
         "blockers": kind("blocker"),

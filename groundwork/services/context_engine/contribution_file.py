@@ -17,7 +17,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from groundwork.domain.errors import GroundworkError, InvalidRequest
-from groundwork.persistence.repositories.context_engine import packages as repo
+from groundwork.persistence.repositories.context_engine import contributions as contribution_rows
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.context_engine.contributions import (
     catch_up_packages_here,
@@ -96,7 +96,7 @@ async def contribute_lines(
             outcome.outcome, outcome.reason = "failed", f"not valid JSON ({exc.msg} at column {exc.colno})"
             continue
         try:
-            work = await receive_contribution(workspace["id"], record, received_by=None)
+            work = await receive_contribution(workspace.id, record, received_by=None)
         except GroundworkError as error:
             outcome.outcome, outcome.reason = "failed", _describe(error)
             continue
@@ -106,15 +106,15 @@ async def contribute_lines(
         if progress is not None:
             progress(outcome)
     for outcome, work in accepted:
-        known = await repo.get_contribution(work.contribution_id)
+        known = await contribution_rows.get_contribution(work.contribution_id)
         try:
-            if known is not None and known["state"] == "applied":
-                outcome.outcome, outcome.entry_id = "unchanged", known["entry_id"]
+            if known is not None and known.state == "applied":
+                outcome.outcome, outcome.entry_id = "unchanged", known.entry_id
             else:
                 result = await _run(work, client, task_queue)
-                row = await repo.get_contribution(work.contribution_id)
+                row = await contribution_rows.get_contribution(work.contribution_id)
                 outcome.outcome = result.decision if result is not None else "unchanged"
-                outcome.entry_id = row["entry_id"] if row is not None else None
+                outcome.entry_id = row.entry_id if row is not None else None
         except (GroundworkError, WorkflowFailureError) as error:
             outcome.outcome = "failed"
             outcome.reason = _describe(error) if isinstance(error, GroundworkError) else f"contribution failed: {error}"

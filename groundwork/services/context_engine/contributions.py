@@ -47,9 +47,14 @@ from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import format_timestamp
 from groundwork.domain.work_items import parse_version
 from groundwork.persistence import db
-from groundwork.persistence.repositories.context_engine import packages as repo
-from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
+from groundwork.persistence.repositories.context_engine import contributions as contribution_rows
+from groundwork.persistence.repositories.context_engine import entries as entry_rows
+from groundwork.persistence.repositories.context_engine import entry_index_log
+from groundwork.persistence.repositories.context_engine import providers as provider_rows
+from groundwork.persistence.repositories.context_engine.contributions import ContributionRow
+from groundwork.persistence.repositories.context_engine.providers import ProviderRow
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.package_projection import catch_up_package_index
 from groundwork.platform.temporal.client import TemporalConnection
 from groundwork.search.generations import IndexBusy
@@ -103,18 +108,18 @@ def _registration_errors(registration: ProviderRegistration) -> list[FieldError]
     return errors
 
 
-async def register_provider(principal: Principal, registration: ProviderRegistration) -> tuple[dict[str, Any], bool]:
+async def register_provider(principal: Principal, registration: ProviderRegistration) -> tuple[ProviderRow, bool]:
     """Register a provider of the caller's workspace (by name: again updates capabilities and authority)."""
     if errors := _registration_errors(registration):
         raise ValidationFailed("The provider is not valid.", errors)
     async with db.transaction():
-        existing = await repo.get_provider_by_name(principal.workspace_id, registration.name)
-        if existing is not None and existing["classification"] != registration.classification:
+        existing = await provider_rows.get_provider_by_name(principal.workspace_id, registration.name)
+        if existing is not None and existing.classification != registration.classification:
             raise ValidationFailed(
                 "A provider's classification cannot change.",
-                [FieldError("classification", f"the provider is registered as {existing['classification']}")],
+                [FieldError("classification", f"the provider is registered as {existing.classification}")],
             )
-        return await repo.upsert_provider(
+        return await provider_rows.upsert_provider(
             workspace_id=principal.workspace_id,
             name=registration.name,
             classification=registration.classification,
@@ -125,13 +130,13 @@ async def register_provider(principal: Principal, registration: ProviderRegistra
         )
 
 
-async def ensure_builtin_providers(workspace_id: str) -> dict[str, dict[str, Any]]:
+async def ensure_builtin_providers(workspace_id: str) -> dict[str, ProviderRow]:
     """Register the built-in providers of a workspace if they are not yet; returns them by name."""
     found = {}
     for name, (classification, capabilities, authority) in BUILTIN_PROVIDERS.items():
-        row = await repo.get_provider_by_name(workspace_id, name)
-        if row is None or list(row["capabilities"]) != list(capabilities) or row["authority"] != authority:
-            row, _ = await repo.upsert_provider(
+        row = await provider_rows.get_provider_by_name(workspace_id, name)
+        if row is None or list(row.capabilities) != list(capabilities) or row.authority != authority:
+            row, _ = await provider_rows.upsert_provider(
                 workspace_id=workspace_id,
                 name=name,
                 classification=classification,
@@ -144,9 +149,9 @@ async def ensure_builtin_providers(workspace_id: str) -> dict[str, dict[str, Any
     return found
 
 
-async def workspace_providers(principal: Principal) -> list[dict[str, Any]]:
+async def workspace_providers(principal: Principal) -> list[ProviderRow]:
     """Every provider registered in the caller's workspace (the internal listing)."""
-    return await repo.providers_of_workspace(principal.workspace_id)
+    return await provider_rows.providers_of_workspace(principal.workspace_id)
 
 
 # -- receiving a contribution ---------------------------------------------------------------------------------
@@ -168,7 +173,7 @@ async def _reference_errors(contribution: ContributionInput) -> list[FieldError]
     for index, item in enumerate(contribution.evidence):
         by_kind.setdefault(item.kind, []).append((index, item))
     if passages := by_kind.get("passage"):
-        classes = await repo.passage_classes(project, [e.reference_id for _, e in passages])
+        classes = await contribution_rows.passage_classes(project, [e.reference_id for _, e in passages])
         for index, item in passages:
             if item.reference_id not in classes:
                 errors.append(FieldError(f"evidence[{index}].reference.id", "no such passage in the project"))
@@ -180,7 +185,7 @@ async def _reference_errors(contribution: ContributionInput) -> list[FieldError]
                     )
                 )
     if items := by_kind.get("work_item"):
-        known = await repo.work_item_ids_in_project(project, [e.reference_id for _, e in items])
+        known = await contribution_rows.work_item_ids_in_project(project, [e.reference_id for _, e in items])
         errors += [
             FieldError(f"evidence[{i}].reference.id", "no such work item in the project")
             for i, e in items
@@ -188,7 +193,9 @@ async def _reference_errors(contribution: ContributionInput) -> list[FieldError]
         ]
     if history := by_kind.get("work_item_history"):
         parsed = {i: _history_ref(e.reference_id) for i, e in history}
-        known_changes = await repo.work_item_history_ids(project, [p for p in parsed.values() if p is not None])
+        known_changes = await contribution_rows.work_item_history_ids(
+            project, [p for p in parsed.values() if p is not None]
+        )
         errors += [
             FieldError(f"evidence[{i}].reference.id", "must be <work item id>@<version after> of a change in history")
             for i, p in parsed.items()
@@ -198,21 +205,21 @@ async def _reference_errors(contribution: ContributionInput) -> list[FieldError]
 
 
 def work_for(
-    contribution: ContributionInput, provider: dict[str, Any], workspace_id: str, received_by: str | None
+    contribution: ContributionInput, provider: ProviderRow, workspace_id: str, received_by: str | None
 ) -> ContributionWork:
     """The workflow input for a contribution that passed every rule."""
     print_ = fingerprint(contribution)
     return ContributionWork(
-        contribution_id=contribution_id(provider["id"], print_),
+        contribution_id=contribution_id(provider.id, print_),
         workspace_id=workspace_id,
         project_id=contribution.project_id,
         body=contribution.as_dict(),
         fingerprint=print_,
         content_fingerprint=fingerprint(replace(contribution, supersedes=None)),
         term_key=normalise_term(contribution.term),
-        classification=contribution_class(contribution, provider["classification"]),
-        authority=provider["authority"],
-        promoter_identity=contribution.promoter_identity or provider["name"],
+        classification=contribution_class(contribution, provider.classification),
+        authority=provider.authority,
+        promoter_identity=contribution.promoter_identity or provider.name,
         received_by=received_by,
     )
 
@@ -222,31 +229,31 @@ async def receive_contribution(
 ) -> ContributionWork:
     """Check a contribution body against every rule (shape, provider, project, references, successor)."""
     contribution = parse_contribution(record, now=_now())
-    provider = await repo.get_provider(contribution.provider_id)
-    if provider is None or provider["workspace_id"] != workspace_id:
+    provider = await provider_rows.get_provider(contribution.provider_id)
+    if provider is None or provider.workspace_id != workspace_id:
         raise ValidationFailed("Unknown provider.", [FieldError("provider_id", "no such provider in this workspace")])
-    if provider["builtin"] and not builtin_allowed:
+    if provider.builtin and not builtin_allowed:
         raise ValidationFailed(
             "Built-in providers contribute only from project data.",
             [FieldError("provider_id", "is a built-in provider")],
         )
-    project = await corpus_repo.project_by_id(contribution.project_id)
-    errors = provider_rule_errors(contribution, tuple(provider["capabilities"]), provider["classification"])
-    if project is None or project["workspace_id"] != workspace_id:
+    project = await tenancy.project_by_id(contribution.project_id)
+    errors = provider_rule_errors(contribution, tuple(provider.capabilities), provider.classification)
+    if project is None or project.workspace_id != workspace_id:
         errors.append(FieldError("project_id", "no such project in this workspace"))
     if errors:
         raise ValidationFailed("The contribution is not valid.", errors)
     work = work_for(contribution, provider, workspace_id, received_by)
-    if await repo.get_contribution(work.contribution_id) is not None:
+    if await contribution_rows.get_contribution(work.contribution_id) is not None:
         # A repeat: it passed every rule when first received (its successor may have superseded it since).
         return work
     errors += await _reference_errors(contribution)
     if contribution.supersedes is not None:
-        named = await repo.get_entry(contribution.supersedes)
-        if named is None or named["project_id"] != contribution.project_id:
+        named = await entry_rows.get_entry(contribution.supersedes)
+        if named is None or named.project_id != contribution.project_id:
             errors.append(FieldError("supersedes", "no such context package in the project"))
-        elif named["status"] == "superseded":
-            errors.append(FieldError("supersedes", f"is already superseded by {named['superseded_by']}"))
+        elif named.status == "superseded":
+            errors.append(FieldError("supersedes", f"is already superseded by {named.superseded_by}"))
     if errors:
         raise ValidationFailed("The contribution is not valid.", errors)
     return work
@@ -310,7 +317,7 @@ async def persist_contribution(work: ContributionWork) -> bool:
     """Step 1: store the contribution with `contribution_persisted`; False when it was already stored."""
     contribution = _canonical(work.body)
     async with db.transaction():
-        inserted = await repo.insert_contribution(
+        inserted = await contribution_rows.insert_contribution(
             contribution_id=work.contribution_id,
             workspace_id=work.workspace_id,
             contribution=contribution,
@@ -338,65 +345,66 @@ async def persist_contribution(work: ContributionWork) -> bool:
 async def decide_contribution(contribution_id_: str) -> DecisionOutcome:
     """Step 2: the merge decision and its change (the new pending entry, or evidence merged), with `merge_decided`."""
     async with db.transaction():
-        row = await repo.get_contribution(contribution_id_, for_update=True)
+        row = await contribution_rows.get_contribution(contribution_id_, for_update=True)
         if row is None:
             raise ApplicationError(f"no contribution {contribution_id_}", type="not_found", non_retryable=True)
-        if row["state"] != "persisted":  # a retry after the commit
-            return DecisionOutcome(row["decision"], row["entry_id"], row["related_entry_id"])
-        contribution = _canonical(row["body"])
-        provider = await repo.get_provider(row["provider_id"])
+        if row.state != "persisted":  # a retry after the commit
+            assert row.decision is not None and row.entry_id is not None
+            return DecisionOutcome(row.decision, row.entry_id, row.related_entry_id)
+        contribution = _canonical(row.body)
+        provider = await provider_rows.get_provider(row.provider_id)
         assert provider is not None
-        await repo.lock_term(contribution.project_id, row["term_key"])
-        same_term = [
-            EntryFacts(**e) for e in await repo.current_entries_with_term(contribution.project_id, row["term_key"])
-        ]
+        await entry_rows.lock_term(contribution.project_id, row.term_key)
+        same_term = await entry_rows.current_entries_with_term(contribution.project_id, row.term_key)
         named = None
         if contribution.supersedes is not None:
-            entry = await repo.get_entry(contribution.supersedes)
-            if entry is not None and entry["project_id"] == contribution.project_id:
+            entry = await entry_rows.get_entry(contribution.supersedes)
+            if entry is not None and entry.project_id == contribution.project_id:
                 named = EntryFacts(
-                    entry["id"],
-                    entry["project_id"],
-                    entry["term_key"],
-                    entry["contribution_type"],
-                    entry["classification"],
-                    entry["authority"],
-                    entry["status"],
+                    entry.id,
+                    entry.project_id,
+                    entry.term_key,
+                    entry.contribution_type,
+                    entry.classification,
+                    entry.authority,
+                    entry.status,
                 )
         facts = ContributionFacts(
             contribution.project_id,
-            row["term_key"],
+            row.term_key,
             contribution.contribution_type,
-            row["classification"],
-            provider["authority"],
+            row.classification,
+            provider.authority,
             contribution.supersedes,
         )
         decision = decide(facts, same_term, named)
         if decision.creates_entry:
             entry_id = new_id("pkg")
-            await repo.insert_entry(
+            await entry_rows.insert_entry(
                 entry_id=entry_id,
-                workspace_id=row["workspace_id"],
+                workspace_id=row.workspace_id,
                 contribution=contribution,
-                term_key=row["term_key"],
-                classification=row["classification"],
-                authority=provider["authority"],
-                promoter_identity=contribution.promoter_identity or provider["name"],
+                term_key=row.term_key,
+                classification=row.classification,
+                authority=provider.authority,
+                promoter_identity=contribution.promoter_identity or provider.name,
                 supersedes=decision.related_entry_id if decision.kind == "superseded" else None,
             )
         else:
             assert decision.target_entry_id is not None
             entry_id = decision.target_entry_id
-        await repo.add_evidence(entry_id, contribution_id_, provider["id"], contribution.evidence)
-        await repo.set_contribution_decided(contribution_id_, decision.kind, entry_id, decision.related_entry_id)
+        await entry_rows.add_evidence(entry_id, contribution_id_, provider.id, contribution.evidence)
+        await contribution_rows.set_contribution_decided(
+            contribution_id_, decision.kind, entry_id, decision.related_entry_id
+        )
         await _evolution_event(
             EVENT_MERGE_DECIDED,
-            row["workspace_id"],
+            row.workspace_id,
             contribution.project_id,
             entry_id,
             decision.related_entry_id,
             decision.evolution_kind,
-            row["received_by"],
+            row.received_by,
         )
         return DecisionOutcome(decision.kind, entry_id, decision.related_entry_id)
 
@@ -404,29 +412,34 @@ async def decide_contribution(contribution_id_: str) -> DecisionOutcome:
 async def apply_contribution(contribution_id_: str) -> ApplyOutcome:
     """Step 3: create (the entry serves) or supersede (the old entry steps down, `entry_superseded`)."""
     async with db.transaction():
-        row = await repo.get_contribution(contribution_id_, for_update=True)
+        row = await contribution_rows.get_contribution(contribution_id_, for_update=True)
         if row is None:
             raise ApplicationError(f"no contribution {contribution_id_}", type="not_found", non_retryable=True)
-        if row["state"] == "applied":  # a retry after the commit
-            return ApplyOutcome(await repo.last_index_change())
-        if row["state"] != "decided":
+        if row.state == "applied":  # a retry after the commit
+            return ApplyOutcome(await entry_index_log.last_index_change())
+        if row.state != "decided":
             raise ApplicationError(f"contribution {contribution_id_} is not decided yet", type="not_decided")
-        changed = [row["entry_id"]]
-        if row["decision"] != "merged":
-            await repo.set_entry_ready(row["entry_id"])
-        if row["decision"] == "superseded" and await repo.supersede_entry(row["related_entry_id"], row["entry_id"]):
-            changed.append(row["related_entry_id"])
+        assert row.entry_id is not None  # a decided contribution names its entry
+        changed = [row.entry_id]
+        if row.decision != "merged":
+            await entry_rows.set_entry_ready(row.entry_id)
+        if (
+            row.decision == "superseded"
+            and row.related_entry_id is not None
+            and await entry_rows.supersede_entry(row.related_entry_id, row.entry_id)
+        ):
+            changed.append(row.related_entry_id)
             await _evolution_event(
                 EVENT_SUPERSEDED,
-                row["workspace_id"],
-                _canonical(row["body"]).project_id,
-                row["related_entry_id"],
-                row["entry_id"],
+                row.workspace_id,
+                _canonical(row.body).project_id,
+                row.related_entry_id,
+                row.entry_id,
                 "superseded",
-                row["received_by"],
+                row.received_by,
             )
-        await repo.set_contribution_applied(contribution_id_)
-        return ApplyOutcome(await repo.append_index_entries(changed))
+        await contribution_rows.set_contribution_applied(contribution_id_)
+        return ApplyOutcome(await entry_index_log.append_index_entries(changed))
 
 
 async def index_packages(up_to_seq: int) -> int:
@@ -488,10 +501,12 @@ async def start_contribution(client: Client, task_queue: str, work: Contribution
 
 @dataclass(frozen=True)
 class ContributionAnswer:
-    """What a provider's contribution did: the status it deserves and the contribution as it stands."""
+    """What a provider's contribution did: the status it deserves and the contribution as it stands (None while
+    it is not persisted yet: then `work` is what was accepted)."""
 
     status_code: int
-    contribution: dict[str, Any]
+    contribution: ContributionRow | None
+    work: ContributionWork
 
 
 class ContributionUnavailable(ServiceUnavailable):
@@ -510,9 +525,9 @@ async def contribute(
     if isinstance(project_id, str):  # anything else is refused with the body's other errors below
         await require_project_permission(principal, project_id, CONTEXT_WRITE, "contributing to its context")
     work = await receive_contribution(principal.workspace_id, record, received_by=principal.id)
-    known = await repo.get_contribution(work.contribution_id)
-    if known is not None and known["state"] == "applied":
-        return ContributionAnswer(200, known)
+    known = await contribution_rows.get_contribution(work.contribution_id)
+    if known is not None and known.state == "applied":
+        return ContributionAnswer(200, known, work)
     try:
         handle = await start_contribution(await temporal.get(), task_queue, work)
     except WorkflowAlreadyStartedError:
@@ -528,17 +543,14 @@ async def contribute(
             pass
         except (WorkflowFailureError, RPCError) as exc:
             log.warning("contribution %s did not complete: %s", work.contribution_id, exc)
-    row = await repo.get_contribution(work.contribution_id)
-    if row is None:  # not persisted within the wait: describe what was accepted
-        row = {"id": work.contribution_id, "state": "received", "body": work.body, "decision": None}
-    return ContributionAnswer(status, row)
+    return ContributionAnswer(status, await contribution_rows.get_contribution(work.contribution_id), work)
 
 
-async def get_contribution(principal: Principal, contribution_id_: str) -> dict[str, Any]:
+async def get_contribution(principal: Principal, contribution_id_: str) -> ContributionRow:
     """A contribution to a project the caller sees, with its state and decision (else 404, as if absent)."""
-    row = await repo.get_contribution(contribution_id_) if contribution_id_.startswith("ctxc_") else None
-    if row is None or row["workspace_id"] != principal.workspace_id:
+    row = await contribution_rows.get_contribution(contribution_id_) if contribution_id_.startswith("ctxc_") else None
+    if row is None or row.workspace_id != principal.workspace_id:
         raise NotFound("No such contribution.")
-    if not await can_see_project(principal, row["project_id"]):
+    if not await can_see_project(principal, row.project_id):
         raise NotFound("No such contribution.")
     return row

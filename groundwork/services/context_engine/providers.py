@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any
 
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
@@ -20,15 +18,13 @@ from groundwork.domain.context_engine.contribution import ContributionInput, fin
 from groundwork.domain.context_engine.derivation import (
     CORPUS_PROVIDER,
     WORK_ITEMS_PROVIDER,
-    ChangeFacts,
     Derived,
-    PassageFacts,
-    WorkItemFacts,
     derive_from_passages,
     derive_from_work_items,
 )
 from groundwork.domain.errors import NotFound
-from groundwork.persistence.repositories.context_engine import packages as repo
+from groundwork.persistence.repositories.context_engine import contributions as contribution_rows
+from groundwork.persistence.repositories.context_engine import provider_sources
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.context_engine.contributions import (
     catch_up_packages_here,
@@ -42,72 +38,41 @@ from groundwork.workflows.context_engine import (
     ProvidersRunInput,
     ProvidersRunResult,
 )
+from groundwork.workflows.search_attributes import workspace_attributes
 
 log = logging.getLogger(__name__)
 
 
-def _instant(value: str) -> datetime:
-    return datetime.fromisoformat(value)
-
-
-def _work_item(row: dict[str, Any]) -> WorkItemFacts:
-    return WorkItemFacts(
-        id=row["id"],
-        key=row["key"],
-        title=row["title"],
-        status=row["status"],
-        sprint=row["sprint"],
-        version=row["version"],
-        fields=row["fields"],
-        history=tuple(
-            ChangeFacts(_instant(c["version_after"]), _instant(c["changed_at"]), c["changes"]) for c in row["history"]
-        ),
-    )
-
-
-def _passage(row: dict[str, Any]) -> PassageFacts:
-    return PassageFacts(
-        id=row["id"],
-        source_id=row["source_id"],
-        source_title=row["source_title"],
-        section=row["section"],
-        ordinal=row["ordinal"],
-        text=row["text"],
-        classification=row["classification"],
-        as_of=row["as_of"],
-    )
-
-
 async def provider_projects(workspace_id: str | None) -> list[list[str]]:
     """Every (workspace, project) pair the built-in providers run over, registering them where missing."""
-    spaces = [w["id"] for w in await repo.workspaces()] if workspace_id is None else [workspace_id]
+    spaces = [w.id for w in await tenancy.all_workspaces()] if workspace_id is None else [workspace_id]
     pairs = []
     for space in spaces:
         await ensure_builtin_providers(space)
-        pairs += [[space, p["id"]] for p in await repo.projects_of_workspace(space)]
+        pairs += [[space, p.id] for p in await tenancy.projects_of_workspace(space)]
     return pairs
 
 
 async def derive_contributions(workspace_id: str, project_id: str) -> DerivedWork:
     """What the built-in providers would contribute to a project now, less what they already have."""
     providers = await ensure_builtin_providers(workspace_id)
-    project = next((p for p in await repo.projects_of_workspace(workspace_id) if p["id"] == project_id), None)
+    project = next((p for p in await tenancy.projects_of_workspace(workspace_id) if p.id == project_id), None)
     if project is None:
         return DerivedWork()
     derived: dict[str, list[Derived]] = {
         WORK_ITEMS_PROVIDER: derive_from_work_items(
-            project["key"], [_work_item(r) for r in await repo.work_items_with_history(project_id)]
+            project.key, await provider_sources.work_items_with_history(project_id)
         ),
-        CORPUS_PROVIDER: derive_from_passages([_passage(r) for r in await repo.active_passages(project_id)]),
+        CORPUS_PROVIDER: derive_from_passages(await provider_sources.active_passages(project_id)),
     }
     result = DerivedWork()
     for name, found in derived.items():
         provider = providers[name]
-        latest = await repo.latest_contributions_by_key(provider["id"], project_id)
+        latest = await contribution_rows.latest_contributions_by_key(provider.id, project_id)
         candidates = []
         for item in found:
             contribution = ContributionInput(
-                provider_id=provider["id"],
+                provider_id=provider.id,
                 project_id=project_id,
                 term=item.term,
                 summary=item.summary,
@@ -116,14 +81,14 @@ async def derive_contributions(workspace_id: str, project_id: str) -> DerivedWor
                 generated_at=item.generated_at,
             )
             previous = latest.get(item.key)
-            if previous is not None and previous["content_fingerprint"] == fingerprint(contribution):
+            if previous is not None and previous.content_fingerprint == fingerprint(contribution):
                 result.unchanged += 1
                 continue
             # Changed since the provider last spoke on this term: the new one succeeds its entry.
-            if previous is not None and previous["entry_status"] in ("pending", "ready"):
-                contribution = replace(contribution, supersedes=previous["entry_id"])
+            if previous is not None and previous.entry_status in ("pending", "ready"):
+                contribution = replace(contribution, supersedes=previous.entry_id)
             candidates.append(work_for(contribution, provider, workspace_id, None))
-        known = await repo.existing_contribution_ids([w.contribution_id for w in candidates])
+        known = await contribution_rows.existing_contribution_ids([w.contribution_id for w in candidates])
         result.unchanged += len(known)
         result.work += [w for w in candidates if w.contribution_id not in known]
     return result
@@ -147,13 +112,14 @@ async def run_builtin_providers(
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise NotFound(f"No workspace with the slug {workspace_slug!r}.")
-        workspace_id = workspace["id"]
+        workspace_id = workspace.id
     if client is not None:
         result: ProvidersRunResult = await client.execute_workflow(
             ContextProvidersRunWorkflow.run,
             ProvidersRunInput(workspace_id),
             id=f"groundwork-context-providers-now-{workspace_id or 'all'}",
             task_queue=task_queue,
+            search_attributes=workspace_attributes(workspace_id),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
         return ProvidersRun(result.contributed, result.unchanged, True)

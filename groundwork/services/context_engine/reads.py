@@ -49,7 +49,15 @@ from groundwork.domain.evidence_search.corpus import (
 from groundwork.domain.ids import SUBJECT_PREFIXES, cannot_be_an_id, id_like
 from groundwork.domain.pagination import page_info, page_request, ranked_cursor, ranked_position
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.persistence.repositories.context_engine import packages as repo
+from groundwork.persistence.repositories.context_engine import package_reads
+from groundwork.persistence.repositories.context_engine import providers as provider_rows
+from groundwork.persistence.repositories.context_engine.package_reads import (
+    EvidenceRow,
+    PackageRow,
+    ProjectCoverageRow,
+    ProviderActivityRow,
+)
+from groundwork.persistence.repositories.context_engine.providers import ProviderRow
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.reads import readable
 from groundwork.search.package_index import package_index
@@ -120,16 +128,16 @@ async def reach(
 class _ProviderFacts:
     """The visible providers, and which of them contributed to which project."""
 
-    providers: dict[str, dict[str, Any]]
+    providers: dict[str, ProviderRow]
     by_project: dict[str, set[str]]
-    activity: list[dict[str, Any]]
+    activity: list[ProviderActivityRow]
 
 
-async def _visible_providers(principal: Principal) -> dict[str, dict[str, Any]]:
+async def _visible_providers(principal: Principal) -> dict[str, ProviderRow]:
     return {
-        p["id"]: p
-        for p in await repo.providers_of_workspace(principal.workspace_id)
-        if provider_visible(p["classification"], principal.scopes)
+        p.id: p
+        for p in await provider_rows.providers_of_workspace(principal.workspace_id)
+        if provider_visible(p.classification, principal.scopes)
     }
 
 
@@ -138,12 +146,12 @@ async def _provider_facts(principal: Principal, target: Reach) -> _ProviderFacts
     providers = await _visible_providers(principal)
     activity = [
         a
-        for a in await repo.provider_activity(principal.workspace_id, target.project_ids, list(target.classes))
-        if a["provider_id"] in providers
+        for a in await package_reads.provider_activity(principal.workspace_id, target.project_ids, list(target.classes))
+        if a.provider_id in providers
     ]
     by_project: dict[str, set[str]] = defaultdict(set)
     for row in activity:
-        by_project[row["project_id"]].add(row["provider_id"])
+        by_project[row.project_id].add(row.provider_id)
     return _ProviderFacts(providers, by_project, activity)
 
 
@@ -151,61 +159,61 @@ async def _presence(principal: Principal, project_ids: list[str], classes: tuple
     """Visible providers and the projects they are active in, for rendering packages of these projects only."""
     providers = await _visible_providers(principal)
     by_project: dict[str, set[str]] = defaultdict(set)
-    for project_id, provider_id in await repo.providers_by_project(sorted(set(project_ids)), list(classes)):
+    for project_id, provider_id in await package_reads.providers_by_project(sorted(set(project_ids)), list(classes)):
         if provider_id in providers:
             by_project[project_id].add(provider_id)
     return _ProviderFacts(providers, by_project, [])
 
 
-def _missing(row: dict[str, Any], facts: _ProviderFacts) -> tuple[str, ...]:
+def _missing(row: PackageRow, facts: _ProviderFacts) -> tuple[str, ...]:
     """Visible providers active in the package's project that could speak to its type but did not."""
-    have = set(row["provider_ids"])
+    have = set(row.provider_ids)
     names = []
-    for provider_id in facts.by_project.get(row["project_id"], set()):
+    for provider_id in facts.by_project.get(row.project_id, set()):
         provider = facts.providers[provider_id]
-        speaks = any(CAPABILITY_TYPES.get(c) == row["contribution_type"] for c in provider["capabilities"])
+        speaks = any(CAPABILITY_TYPES.get(c) == row.contribution_type for c in provider.capabilities)
         if speaks and provider_id not in have:
-            names.append(provider["name"])
+            names.append(provider.name)
     return tuple(sorted(names))
 
 
-def _package(row: dict[str, Any], facts: _ProviderFacts, now: datetime) -> PackageView:
-    fresh = freshness(row["as_of"], now)
-    visible_providers = [p for p in row["provider_ids"] if p in facts.providers]
+def _package(row: PackageRow, facts: _ProviderFacts, now: datetime) -> PackageView:
+    fresh = freshness(row.as_of, now)
+    visible_providers = [p for p in row.provider_ids if p in facts.providers]
     return PackageView(
-        id=row["id"],
-        seq=int(row["seq"]),
-        status=package_status(row["status"], fresh),
-        term=row["term"],
-        summary=row["summary"],
-        contribution_type=row["contribution_type"],
-        classification=row["classification"],
-        project_id=row["project_id"],
-        engagement_id=row["engagement_id"],
-        workspace_id=row["workspace_id"],
+        id=row.id,
+        seq=int(row.seq),
+        status=package_status(row.status, fresh),
+        term=row.term,
+        summary=row.summary,
+        contribution_type=row.contribution_type,
+        classification=row.classification,
+        project_id=row.project_id,
+        engagement_id=row.engagement_id,
+        workspace_id=row.workspace_id,
         freshness=fresh,
-        provenance=Provenance(row["provider_name"], row["promoter_identity"], row["generated_at"]),
-        evidence_count=int(row["evidence_count"]),
+        provenance=Provenance(row.provider_name, row.promoter_identity, row.generated_at),
+        evidence_count=int(row.evidence_count),
         provider_count=len(visible_providers),
         missing=_missing(row, facts),
-        supersedes=row["supersedes"],
-        superseded_by=row["superseded_by"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
+        supersedes=row.supersedes,
+        superseded_by=row.superseded_by,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
     )
 
 
-def _evidence(row: dict[str, Any], reference: datetime) -> EvidenceView:
+def _evidence(row: EvidenceRow, reference: datetime) -> EvidenceView:
     return EvidenceView(
-        id=row["id"],
-        provider_id=row["provider_id"],
-        capability=row["capability"],
-        kind=row["reference_kind"],
-        reference_id=row["reference_id"],
-        reference_class=row["reference_class"],
-        as_of=row["as_of"],
-        freshness=freshness(row["as_of"], reference),
-        provenance=Provenance(row["provider_name"], row["promoter_identity"], row["generated_at"]),
+        id=row.id,
+        provider_id=row.provider_id,
+        capability=row.capability,
+        kind=row.reference_kind,
+        reference_id=row.reference_id,
+        reference_class=row.reference_class,
+        as_of=row.as_of,
+        freshness=freshness(row.as_of, reference),
+        provenance=Provenance(row.provider_name, row.promoter_identity, row.generated_at),
     )
 
 
@@ -216,18 +224,18 @@ def _stale_before(now: datetime) -> datetime:
 # -- packages -------------------------------------------------------------------------------------------------
 
 
-async def _visible_entry(principal: Principal, package_id: str) -> tuple[dict[str, Any], Reach]:
+async def _visible_entry(principal: Principal, package_id: str) -> tuple[PackageRow, Reach]:
     """An entry the caller may see (project with context:read, an allowed class); 404 otherwise."""
     if not package_id.startswith("pkg_") or "\x00" in package_id or len(package_id) > 200:
         raise NotFound("No such context package.")
-    row = await repo.entry_for_read(principal.workspace_id, package_id)
+    row = await package_reads.entry_for_read(principal.workspace_id, package_id)
     classes = allowed_classes(principal.scopes)
-    if row is None or row["classification"] not in classes:
+    if row is None or row.classification not in classes:
         raise NotFound("No such context package.")
-    permissions = await project_access.project_permissions(principal, row["project_id"])
+    permissions = await project_access.project_permissions(principal, row.project_id)
     if not permissions or CONTEXT_READ not in permissions:
         raise NotFound("No such context package.")
-    return row, Reach(principal.workspace_id, "project", row["project_id"], [row["project_id"]], classes)
+    return row, Reach(principal.workspace_id, "project", row.project_id, [row.project_id], classes)
 
 
 async def get_package(principal: Principal, package_id: str) -> PackageView:
@@ -260,8 +268,8 @@ async def list_packages(principal: Principal, filters: PackageFilters) -> tuple[
         raise ValidationFailed("Invalid filter.", errors)
     target = await reach(principal, project_id=filters.project_id, engagement_id=filters.engagement_id)
     now = _now()
-    rows = await repo.list_entries(
-        repo.EntryFilter(
+    rows = await package_reads.list_entries(
+        package_reads.EntryFilter(
             workspace_id=principal.workspace_id,
             project_ids=target.project_ids,
             classes=list(target.classes),
@@ -272,8 +280,8 @@ async def list_packages(principal: Principal, filters: PackageFilters) -> tuple[
         after_id=page.after_text(),
         limit=page.limit + 1,
     )
-    rows, info = page_info(rows, page.limit, lambda r: {"id": r["id"]})
-    facts = await _presence(principal, [r["project_id"] for r in rows], target.classes)
+    rows, info = page_info(rows, page.limit, lambda r: {"id": r.id})
+    facts = await _presence(principal, [r.project_id for r in rows], target.classes)
     return [_package(r, facts, now) for r in rows], info
 
 
@@ -325,10 +333,10 @@ async def search_packages(principal: Principal, search: PackageSearch) -> Packag
         hits = await find_packages(
             target.project_ids, target.classes, clauses, limit=page_req.limit, after=after, offset=offset
         )
-    rows = await repo.entries_by_seq(
+    rows = await package_reads.entries_by_seq(
         principal.workspace_id, [h.seq for h in hits.hits], target.project_ids, list(target.classes)
     )
-    facts = await _presence(principal, [r["project_id"] for r in rows.values()], target.classes)
+    facts = await _presence(principal, [r.project_id for r in rows.values()], target.classes)
     now = _now()
     nodes = [(round(h.score, 6), _package(rows[h.seq], facts, now)) for h in hits.hits if h.seq in rows]
     next_cursor = None
@@ -352,8 +360,8 @@ async def package_evidence(
     after = page.after.get("seq") if page.after is not None else None
     if after is not None and (not isinstance(after, int) or isinstance(after, bool)):
         raise InvalidRequest("Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")])
-    rows = await repo.evidence_page(package_id, after_seq=after, limit=page.limit + 1)
-    rows, info = page_info(rows, page.limit, lambda r: {"seq": int(r["seq"])})
+    rows = await package_reads.evidence_page(package_id, after_seq=after, limit=page.limit + 1)
+    rows, info = page_info(rows, page.limit, lambda r: {"seq": int(r.seq)})
     now = _now()
     return [_evidence(r, now) for r in rows], info
 
@@ -366,27 +374,25 @@ def _providers(target: Reach, facts: _ProviderFacts, now: datetime) -> list[Prov
     projects: dict[str, set[str]] = defaultdict(set)
     newest: dict[str, datetime] = {}
     for row in facts.activity:
-        counts[row["provider_id"]] += int(row["contributions"])
-        projects[row["provider_id"]].add(row["project_id"])
-        if row["newest"] is not None and (
-            row["provider_id"] not in newest or row["newest"] > newest[row["provider_id"]]
-        ):
-            newest[row["provider_id"]] = row["newest"]
+        counts[row.provider_id] += int(row.contributions)
+        projects[row.provider_id].add(row.project_id)
+        if row.newest is not None and (row.provider_id not in newest or row.newest > newest[row.provider_id]):
+            newest[row.provider_id] = row.newest
     views = []
-    for provider in sorted(facts.providers.values(), key=lambda p: p["name"]):
-        covered = len(projects[provider["id"]])
+    for provider in sorted(facts.providers.values(), key=lambda p: p.name):
+        covered = len(projects[provider.id])
         coverage = "none" if covered == 0 else "covered" if covered >= len(target.project_ids) else "partial"
-        last = newest.get(provider["id"])
+        last = newest.get(provider.id)
         views.append(
             ProviderView(
-                id=provider["id"],
-                name=provider["name"],
-                classification=provider["classification"],
-                capabilities=tuple(provider["capabilities"]),
-                contribution_count=counts[provider["id"]],
+                id=provider.id,
+                name=provider.name,
+                classification=provider.classification,
+                capabilities=tuple(provider.capabilities),
+                contribution_count=counts[provider.id],
                 coverage_status=coverage,
                 freshness_status=freshness(last, now).status if last is not None else None,
-                authority=provider["authority"],
+                authority=provider.authority,
             )
         )
     return views
@@ -448,36 +454,35 @@ async def get_overview(
     target = await reach(principal, project_id=project_id, engagement_id=engagement_id)
     now = _now()
     facts = await _provider_facts(principal, target)
-    rows = await repo.project_overview(
+    rows = await package_reads.project_overview(
         principal.workspace_id, target.project_ids, list(target.classes), _stale_before(now)
     )
-    per_project: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    per_project: dict[str, list[ProjectCoverageRow]] = defaultdict(list)
     for row in rows:
-        per_project[row["project_id"]].append(row)
+        per_project[row.project_id].append(row)
     projects = []
     all_providers: set[str] = set()
-    for project in await repo.projects_by_id(target.project_ids):
-        stats = per_project.get(project["id"], [])
-        by_status = {s: sum(int(r[s]) for r in stats) for s in PACKAGE_STATUSES}
+    for project in await tenancy.projects_by_id(target.project_ids):
+        stats = per_project.get(project.id, [])
+        by_status = {s: sum(r.count(s) for r in stats) for s in PACKAGE_STATUSES}
         by_type = {
-            t: sum(int(r["ready"]) + int(r["stale"]) for r in stats if r["contribution_type"] == t)
-            for t in CONTRIBUTION_TYPES
+            t: sum(int(r.ready) + int(r.stale) for r in stats if r.contribution_type == t) for t in CONTRIBUTION_TYPES
         }
-        providers = {p for r in stats for p in r["providers"] if p in facts.providers}
+        providers = {p for r in stats for p in r.providers if p in facts.providers}
         all_providers |= providers
-        newest = max((r["as_of"] for r in stats if r["as_of"] is not None), default=None)
-        active = facts.by_project.get(project["id"], set())
+        newest = max((r.as_of for r in stats if r.as_of is not None), default=None)
+        active = facts.by_project.get(project.id, set())
         projects.append(
             ProjectOverview(
-                project_id=project["id"],
-                key=project["key"],
-                name=project["name"],
-                engagement_id=project["engagement_id"],
+                project_id=project.id,
+                key=project.key,
+                name=project.name,
+                engagement_id=project.engagement_id,
                 by_status=by_status,
                 by_type=by_type,
-                evidence_count=sum(int(r["evidence"]) for r in stats),
+                evidence_count=sum(int(r.evidence) for r in stats),
                 provider_count=len(providers),
-                missing=tuple(sorted(p["name"] for pid, p in facts.providers.items() if pid not in active)),
+                missing=tuple(sorted(p.name for pid, p in facts.providers.items() if pid not in active)),
                 freshness=freshness(newest, now) if newest is not None else None,
             )
         )
@@ -530,22 +535,22 @@ async def query_context(
     clauses = analyze_clauses([QueryClause(t.word, False, "should", 0) for t in question_terms])
     with readable(package_index()):
         hits = await find_packages(target.project_ids, target.classes, clauses, limit=BRIEFING_CANDIDATES)
-    rows = await repo.entries_by_seq(
+    rows = await package_reads.entries_by_seq(
         principal.workspace_id, [h.seq for h in hits.hits], target.project_ids, list(target.classes)
     )
     ranked = [
         Candidate(
-            package_id=rows[hit.seq]["id"],
-            project_id=rows[hit.seq]["project_id"],
-            term=rows[hit.seq]["term"],
-            summary=rows[hit.seq]["summary"],
-            contribution_type=rows[hit.seq]["contribution_type"],
+            package_id=rows[hit.seq].id,
+            project_id=rows[hit.seq].project_id,
+            term=rows[hit.seq].term,
+            summary=rows[hit.seq].summary,
+            contribution_type=rows[hit.seq].contribution_type,
             # Rounded, so that ranking never turns on the last bits of a float.
             score=round(hit.score, 6),
-            as_of=rows[hit.seq]["as_of"],
+            as_of=rows[hit.seq].as_of,
             stems=frozenset(),
             provenance=Provenance(
-                rows[hit.seq]["provider_name"], rows[hit.seq]["promoter_identity"], rows[hit.seq]["generated_at"]
+                rows[hit.seq].provider_name, rows[hit.seq].promoter_identity, rows[hit.seq].generated_at
             ),
             evidence=(),
         )
@@ -553,7 +558,7 @@ async def query_context(
         if hit.seq in rows
     ]
     chosen = select_claims(ranked)
-    evidence = await repo.evidence_of_entries([c.package_id for c in chosen])
+    evidence = await package_reads.evidence_of_entries([c.package_id for c in chosen])
     candidates = [
         replace(
             c,

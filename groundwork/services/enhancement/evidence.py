@@ -67,9 +67,9 @@ class CorpusEvidence:
         rows = await project_packages(workspace_id, project_id, query, limit=PACKAGES_PER_ACTION)
         now = datetime.now(UTC)
         return [
-            Evidence(EvidenceRef("context_package", row["id"]), row["summary"], f"context package: {row['term']}")
+            Evidence(EvidenceRef("context_package", row.id), row.summary, f"context package: {row.term}")
             for row in rows
-            if freshness(row["as_of"], now).status != "stale"
+            if freshness(row.as_of, now).status != "stale"
         ]
 
 

@@ -15,7 +15,7 @@ state (actions, applies, waits), read the row from PostgreSQL (`fresh_run_row`),
 
 from __future__ import annotations
 
-from groundwork.persistence.repositories import enhancement as runs
+from groundwork.persistence.repositories.enhancement import runs
 from groundwork.platform.caches.invalidated_cache import InvalidatedCache
 from groundwork.platform.caches.serving import forget_on
 

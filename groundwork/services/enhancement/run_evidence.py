@@ -14,7 +14,8 @@ from typing import Protocol
 
 from groundwork.domain.enhancement.enhancer import Evidence, ReferenceItem
 from groundwork.domain.work_items import WorkItem
-from groundwork.persistence.repositories import enhancement as runs
+from groundwork.persistence.repositories.enhancement import run_evidence as stored_evidence
+from groundwork.persistence.repositories.enhancement import runs
 from groundwork.platform.caches.recently_used import RecentlyUsed
 
 
@@ -53,7 +54,7 @@ class RunEvidence:
         """Every source of evidence for the run, as the requester may see it (the seam for new sources)."""
         who = (run.workspace_id, run.project_id, run.requested_by, item.title, item.fields)
         found = await self.corpus.gather(*who)
-        references = await runs.reference_items(run.project_id, item.id)
+        references = await stored_evidence.reference_items(run.project_id, item.id)
         return GatheredEvidence(tuple(found), tuple(references))
 
     async def for_run(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
@@ -61,12 +62,14 @@ class RunEvidence:
         kept = self._kept.get(run.id)
         if kept is not None:
             return kept
-        stored = await runs.get_run_evidence(run.id)
+        stored = await stored_evidence.get_run_evidence(run.id)
         if stored is None:
             gathered = await self.gather(run, item)
-            stored = await runs.store_run_evidence(run.id, list(gathered.evidence), list(gathered.reference_items))
+            stored = await stored_evidence.store_run_evidence(
+                run.id, list(gathered.evidence), list(gathered.reference_items)
+            )
             if stored is None:  # a concurrent gatherer stored first: its copy is the run's
-                stored = await runs.get_run_evidence(run.id)
+                stored = await stored_evidence.get_run_evidence(run.id)
                 assert stored is not None
         evidence, references = stored
         kept = GatheredEvidence(tuple(evidence), tuple(references))

@@ -76,8 +76,8 @@ from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import timestamp
 from groundwork.domain.work_items import format_version, parse_version
 from groundwork.persistence import db
-from groundwork.persistence.repositories import enhancement as runs
 from groundwork.persistence.repositories import work_items as work_item_repo
+from groundwork.persistence.repositories.enhancement import outputs, run_actions, run_contents, runs
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.caches.recently_used import RecentlyUsed
 from groundwork.platform.observability.logs import note_workflow
@@ -112,9 +112,9 @@ class RunView:
     """A run with everything its resource shows, as one caller sees it."""
 
     run: runs.RunRow
-    actions: list[runs.RunActionRow]
-    drafts: list[runs.DraftRow]
-    artifacts: list[runs.ArtifactRow]
+    actions: list[run_actions.RunActionRow]
+    drafts: list[outputs.DraftRow]
+    artifacts: list[outputs.ArtifactRow]
     rights: CallerRights = field(default_factory=CallerRights.everything)
     eligible: dict[str, bool] = field(default_factory=dict)
     # Why each draft is not applyEligible (None when it is).
@@ -207,9 +207,9 @@ def _rights(principal: Principal, can_write: bool) -> CallerRights:
 
 def _view(
     run: runs.RunRow,
-    actions: list[runs.RunActionRow],
-    drafts: list[runs.DraftRow],
-    artifacts: list[runs.ArtifactRow],
+    actions: list[run_actions.RunActionRow],
+    drafts: list[outputs.DraftRow],
+    artifacts: list[outputs.ArtifactRow],
     rights: CallerRights,
 ) -> RunView:
     view = RunView(run, actions, drafts, artifacts, rights)
@@ -224,11 +224,11 @@ def _view(
 
 async def _views(runs_: list[runs.RunRow], rights: dict[str, CallerRights]) -> list[RunView]:
     """Views of many runs in a constant number of queries."""
-    actions, drafts, artifacts = await runs.run_contents([r.id for r in runs_])
+    actions, drafts, artifacts = await run_contents.run_contents([r.id for r in runs_])
     return [_view(r, actions[r.id], drafts[r.id], artifacts[r.id], rights[r.project_id]) for r in runs_]
 
 
-Contents = tuple[list[runs.RunActionRow], list[runs.DraftRow], list[runs.ArtifactRow]]
+Contents = tuple[list[run_actions.RunActionRow], list[outputs.DraftRow], list[outputs.ArtifactRow]]
 # A run's actions, drafts and artifacts by run id, with the `updated_at` they were read at. Every change of
 # them bumps the run's `updated_at` in its transaction, so a reader that sees the same `updated_at` on the
 # run row (read on every request) may reuse them; a process keeps the most recent few hundred runs.
@@ -239,7 +239,7 @@ async def _contents_of(run: runs.RunRow) -> Contents:
     cached = _contents.get(run.id)
     if cached is not None and cached[0] == run.updated_at:
         return cached[1]
-    found = await runs.get_run_with_contents(run.workspace_id, run.id)
+    found = await run_contents.get_run_with_contents(run.workspace_id, run.id)
     if found is None:
         raise NotFound("No such enhancement run.")
     fresh, actions, drafts, artifacts = found
@@ -640,7 +640,7 @@ async def list_drafts(
     limit: int | None = None,
     cursor: str | None = None,
     after_id: str | None = None,
-) -> tuple[RunView, list[runs.DraftRow], dict[str, Any]]:
+) -> tuple[RunView, list[outputs.DraftRow], dict[str, Any]]:
     """Drafts of a visible run, newest first, filtered by field, eligibility and action.
 
     Pages continue from an opaque `cursor`, or from `after_id` (the last draft id a caller holds: GraphQL
@@ -671,13 +671,13 @@ async def list_artifacts(
     limit: int | None = None,
     cursor: str | None = None,
     after_id: str | None = None,
-) -> tuple[list[runs.ArtifactRow], dict[str, Any]]:
+) -> tuple[list[outputs.ArtifactRow], dict[str, Any]]:
     """Artifacts of a visible run, newest first; pages continue from `cursor` or from `after_id`."""
     check_choice(type, ARTIFACT_TYPES, "type")
     page = page_request(limit, cursor)
     await _visible_run(principal, run_id)
     after = page.after_text() or after_id
-    rows = await runs.list_artifacts(run_id, type=type, after_id=after, limit=page.limit + 1)
+    rows = await outputs.list_artifacts(run_id, type=type, after_id=after, limit=page.limit + 1)
     return page_info(rows, page.limit, lambda a: {"id": a.id})
 
 

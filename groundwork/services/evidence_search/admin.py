@@ -20,7 +20,8 @@ from temporalio.exceptions import ApplicationError
 
 from groundwork.domain.errors import GroundworkError, NotFound
 from groundwork.domain.evidence_search.corpus import kind_for_path
-from groundwork.persistence.repositories.evidence_search import corpus as repo
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.persistence.repositories.tenancy.workspaces import ProjectRow
 from groundwork.platform.search_replica.corpus_projection import catch_up_index, rebuild_index
 from groundwork.search.corpus_index import CorpusIndex, IndexBusy, corpus_index
 from groundwork.services.evidence_search.ingest import (
@@ -45,6 +46,7 @@ from groundwork.workflows.evidence_search import (
     CorpusResegmentWorkflow,
     resegment_workflow_id,
 )
+from groundwork.workflows.search_attributes import workspace_attributes
 
 log = logging.getLogger(__name__)
 _CONCURRENT_INGESTS = 4
@@ -102,21 +104,21 @@ def collect_files(paths: list[Path], uri: str | None = None) -> list[FileSource]
     return found
 
 
-async def resolve_project(project_ref: str, workspace_slug: str | None) -> dict[str, str]:
+async def resolve_project(project_ref: str, workspace_slug: str | None) -> ProjectRow:
     """A project by id (`prj_...`), or by key within `workspace_slug`."""
     if project_ref.startswith("prj_"):
-        project = await repo.project_by_id(project_ref)
+        project = await tenancy.project_by_id(project_ref)
     elif workspace_slug is None:
         raise NotFound(f"{project_ref!r} is not a project id; give --workspace to find it by key")
     else:
-        project = await repo.project_by_key(workspace_slug, project_ref)
+        project = await tenancy.project_by_key(workspace_slug, project_ref)
     if project is None:
         raise NotFound(f"no project {project_ref!r}")
     return project
 
 
 async def ingest_files(
-    project: dict[str, str],
+    project: ProjectRow,
     files: list[FileSource],
     *,
     owner: str,
@@ -149,17 +151,15 @@ async def ingest_files(
             async with gate:
                 content = await asyncio.to_thread(file.path.read_bytes)
                 received = await receive_source(
-                    SourceUpload(
-                        project["id"], file.uri, file.kind, content, owner=owner, classification=classification
-                    ),
-                    workspace_id=project["workspace_id"],
+                    SourceUpload(project.id, file.uri, file.kind, content, owner=owner, classification=classification),
+                    workspace_id=project.workspace_id,
                     received_by=owner,
                 )
                 if received.outcome in ("unchanged", "reclassified"):
                     outcome.outcome = received.outcome
                     return
                 if client is not None:
-                    handle = await start_ingest(client, task_queue, received.version_id)
+                    handle = await start_ingest(client, task_queue, received.version_id, project.workspace_id)
                     result = await handle.result()
                 elif index:
                     # Published now; indexed with every other file at the end, then activated (index first).
@@ -247,6 +247,7 @@ async def resegment(
             CorpusResegmentInput(segmenter_id, activate=activate),
             id=resegment_workflow_id(segmenter_id),
             task_queue=task_queue,
+            search_attributes=workspace_attributes(None),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             execution_timeout=timedelta(hours=12),
         )

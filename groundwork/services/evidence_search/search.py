@@ -33,7 +33,8 @@ from groundwork.domain.evidence_search.corpus import (
 from groundwork.domain.ids import SUBJECT_PREFIXES, cannot_be_an_id, id_like
 from groundwork.domain.pagination import page_request, ranked_cursor, ranked_position
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.persistence.repositories.evidence_search import corpus as repo
+from groundwork.persistence.repositories.evidence_search import index_log
+from groundwork.persistence.repositories.evidence_search import search_scope as scopes
 from groundwork.platform.caches.invalidated_cache import InvalidatedCache
 from groundwork.platform.caches.serving import forget_on
 from groundwork.platform.search_replica.reads import SearchIndexUnavailable, readable
@@ -50,7 +51,7 @@ from groundwork.search.passages import (
 CONTEXT_READ = "context:read"
 # What each principal may read through each subject, and what serves at each index position: cached
 # while the change feed is live, dropped on any change to memberships, roles, projects, segmenters or classes.
-_scopes: InvalidatedCache[tuple[str, str, bool, str, str], repo.SearchScope] = InvalidatedCache(ttl_seconds=60.0)
+_scopes: InvalidatedCache[tuple[str, str, bool, str, str], scopes.SearchScope] = InvalidatedCache(ttl_seconds=60.0)
 _serving: InvalidatedCache[int, ServingState] = InvalidatedCache(ttl_seconds=60.0, max_entries=64)
 
 
@@ -126,12 +127,12 @@ def _fingerprint(search: CorpusSearch) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-async def search_scope(principal: Principal, subject_type: str, subject_id: str) -> repo.SearchScope:
+async def search_scope(principal: Principal, subject_type: str, subject_id: str) -> scopes.SearchScope:
     """The subject's projects where the caller holds `context:read`; 404 when it sees none of them."""
     key = (principal.workspace_id, principal.id, principal.is_admin, subject_type, subject_id)
     scope = await _scopes.load(
         key,
-        lambda: repo.search_scope(
+        lambda: scopes.search_scope(
             principal.workspace_id, principal.id, principal.is_admin, subject_type, subject_id, CONTEXT_READ
         ),
     )
@@ -157,7 +158,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
     with readable(index):
         snapshot = index.snapshot()
     if snapshot is None:
-        if await repo.last_index_change() > 0:
+        if await index_log.last_index_change() > 0:
             # Passages exist but no index serves them (deleted, or being rebuilt): an empty page would lie.
             raise SearchIndexUnavailable("The search index is being rebuilt; retry shortly.")
         return empty

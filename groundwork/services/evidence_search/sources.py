@@ -30,7 +30,10 @@ from groundwork.domain.evidence_search.corpus import (
 )
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
-from groundwork.persistence.repositories.evidence_search import corpus as repo
+from groundwork.persistence.repositories.evidence_search import index_log
+from groundwork.persistence.repositories.evidence_search import sources as source_rows
+from groundwork.persistence.repositories.evidence_search.index_log import IndexChange
+from groundwork.persistence.repositories.evidence_search.sources import VersionSummaryRow
 from groundwork.platform.search_replica.corpus_projection import catch_up_index
 from groundwork.platform.temporal.client import TemporalConnection
 from groundwork.search.corpus_index import CorpusIndex, IndexBusy, corpus_index
@@ -43,6 +46,7 @@ from groundwork.workflows.evidence_search import (
     CorpusIngestWorkflow,
     ingest_workflow_id,
 )
+from groundwork.workflows.search_attributes import workspace_attributes
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +126,7 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
     title = (upload.title or extracted.title or PurePosixPath(upload.uri).name or upload.uri).strip()[:MAX_TITLE_CHARS]
     owner = (upload.owner or received_by).strip()
     async with db.transaction():
-        source = await repo.upsert_source_for_update(
+        source = await source_rows.upsert_source_for_update(
             workspace_id=workspace_id,
             project_id=upload.project_id,
             uri=upload.uri,
@@ -131,26 +135,26 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
             owner=owner,
             classification=upload.classification or "general",
         )
-        reclassified = upload.classification is not None and upload.classification != source["classification"]
+        reclassified = upload.classification is not None and upload.classification != source.classification
         if reclassified:
-            units = await repo.set_source_classification(source["id"], upload.classification or "general")
+            units = await source_rows.set_source_classification(source.id, upload.classification or "general")
             if units:
                 # Until an index snapshot holds this change set, readers apply the stricter of both classes.
-                seq = await repo.append_index_changes([{"op": "add", "version": v, "segmenter": g} for v, g in units])
-                await repo.set_classification_seq(source["id"], seq)
-        latest = await repo.latest_version(source["id"])
+                seq = await index_log.append_index_changes([IndexChange("add", v, g) for v, g in units])
+                await source_rows.set_classification_seq(source.id, seq)
+        latest = await source_rows.latest_version(source.id)
         if (
             latest is not None
-            and latest["content_hash"] == content_hash
-            and latest["kind"] == upload.kind
-            and latest["status"] in ("active", "pending")
+            and latest.content_hash == content_hash
+            and latest.kind == upload.kind
+            and latest.status in ("active", "pending")
         ):
-            outcome = "unchanged" if latest["status"] == "active" else "pending"
+            outcome = "unchanged" if latest.status == "active" else "pending"
             if reclassified and outcome == "unchanged":
                 outcome = "reclassified"
-            return Received(outcome, source["id"], latest["id"])
-        version = await repo.insert_version(
-            source_id=source["id"],
+            return Received(outcome, source.id, latest.id)
+        version = await source_rows.insert_version(
+            source_id=source.id,
             kind=upload.kind,
             content_hash=content_hash,
             byte_size=len(upload.content),
@@ -159,17 +163,18 @@ async def receive_source(upload: SourceUpload, *, workspace_id: str, received_by
             provenance_quality=upload.provenance_quality or default_provenance_quality(upload.kind),
             received_by=received_by,
         )
-        await repo.update_source_owner(source["id"], owner)
-    return Received("added", source["id"], version["id"])
+        await source_rows.update_source_owner(source.id, owner)
+    return Received("added", source.id, version.id)
 
 
-async def start_ingest(client: Client, task_queue: str, version_id: str) -> WorkflowHandle[Any, Any]:
+async def start_ingest(client: Client, task_queue: str, version_id: str, workspace_id: str) -> WorkflowHandle[Any, Any]:
     """Start (or join) the version's ingest workflow."""
     return await client.start_workflow(
         CorpusIngestWorkflow.run,
         CorpusIngestInput(version_id),
         id=ingest_workflow_id(version_id),
         task_queue=task_queue,
+        search_attributes=workspace_attributes(workspace_id),
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         execution_timeout=timedelta(hours=1),
     )
@@ -258,7 +263,7 @@ class Contribution:
 
     status_code: int
     outcome: str
-    version: dict[str, Any]
+    version: VersionSummaryRow
 
 
 async def contribute_source(
@@ -281,7 +286,7 @@ async def contribute_source(
     status = 200
     if received.outcome not in ("unchanged", "reclassified"):
         try:
-            handle = await start_ingest(await temporal.get(), task_queue, received.version_id)
+            handle = await start_ingest(await temporal.get(), task_queue, received.version_id, principal.workspace_id)
         except (RPCError, OSError, TimeoutError, RuntimeError) as exc:
             raise IngestUnavailable(f"Ingestion cannot start now ({exc}); send the source again later.") from None
         status = 202
@@ -295,6 +300,6 @@ async def contribute_source(
                 # The version is stored either way and the summary reports its real status; a failed ingest
                 # leaves it pending, and sending the source again starts a new run: not a server error.
                 log.warning("ingest of version %s did not complete: %s", received.version_id, exc)
-    summary = await repo.version_summary(received.version_id)
+    summary = await source_rows.version_summary(received.version_id)
     assert summary is not None
     return Contribution(status, received.outcome, summary)

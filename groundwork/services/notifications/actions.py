@@ -18,13 +18,14 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from groundwork.domain.errors import GroundworkError, NotFound
 from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SINK_VIA
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
+from groundwork.persistence.repositories.notifications import action_links
 from groundwork.persistence.repositories.notifications import inbox as repo
+from groundwork.persistence.repositories.notifications.inbox import NotificationRow
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.notifications.inbox import CommandResult, change_notification
@@ -92,18 +93,22 @@ def action_url(public_url: str, token: str) -> str:
 
 
 def link_for(
-    keyring: KeyRing | None, public_url: str, notification: dict[str, Any], channel: str, now: datetime
+    keyring: KeyRing | None,
+    public_url: str,
+    *,
+    notification_id: str,
+    recipient_id: str,
+    status: str,
+    version: int,
+    channel: str,
+    now: datetime,
 ) -> str | None:
-    """The acknowledge link to put in a message about `notification`, or None when it could not be used."""
-    if keyring is None or notification["status"] not in _ACKNOWLEDGEABLE:
+    """The acknowledge link to put in a message about a notification at `status` and `version`, or None when it
+    could not be used."""
+    if keyring is None or status not in _ACKNOWLEDGEABLE:
         return None
     token = issue_token(
-        keyring,
-        notification_id=notification["id"],
-        recipient_id=notification["recipient_id"],
-        version=notification["version"],
-        channel=channel,
-        now=now,
+        keyring, notification_id=notification_id, recipient_id=recipient_id, version=version, channel=channel, now=now
     )
     return action_url(public_url, token)
 
@@ -137,13 +142,13 @@ def _unexpired(keyring: KeyRing | None, token: str, now: datetime | None) -> Act
     return link
 
 
-async def describe(keyring: KeyRing | None, token: str) -> tuple[ActionLink, dict[str, Any]]:
+async def describe(keyring: KeyRing | None, token: str) -> tuple[ActionLink, NotificationRow]:
     """A usable link and the notification it acts on (for the confirmation page); changes nothing."""
     link = _unexpired(keyring, token, None)
     notification = await repo.get_notification(link.recipient_id, link.notification_id)
     if notification is None:
         raise NotFound("No such action link.")
-    if await repo.action_link_used(link.link_id):
+    if await action_links.action_link_used(link.link_id):
         raise ActionLinkUsed("This action link was already used.")
     return link, notification
 
@@ -156,20 +161,20 @@ async def redeem(keyring: KeyRing | None, token: str, now: datetime | None = Non
         current = await repo.get_notification(link.recipient_id, link.notification_id)
         if row is None or current is None:
             raise NotFound("No such action link.")
-        if not await repo.claim_action_link(link.link_id, link.notification_id, link.expires_at):
+        if not await action_links.claim_action_link(link.link_id, link.notification_id, link.expires_at):
             raise ActionLinkUsed("This action link was already used.")
         current = await repo.get_notification(link.recipient_id, link.notification_id)
         recipient = Principal(
-            id=row["id"],
-            workspace_id=row["workspace_id"],
-            name=row["name"],
-            kind=row["kind"],
-            is_admin=row["is_admin"],
+            id=row.id,
+            workspace_id=row.workspace_id,
+            name=row.name,
+            kind=row.kind,
+            is_admin=row.is_admin,
             api_key_id="",
             scopes=frozenset({SCOPE_READ, SCOPE_OPERATE}),
         )
         version = link.version
-        if current is not None and current["status"] == "unread" and current["version"] == version:
+        if current is not None and current.status == "unread" and current.version == version:
             version = (
                 await change_notification(
                     recipient, link.notification_id, "read", expected_version=version, via=link.channel
@@ -184,5 +189,5 @@ async def redeem(keyring: KeyRing | None, token: str, now: datetime | None = Non
             confirm=True,
             via=link.channel,
         )
-        await repo.record_action_link_operation(link.link_id, result.operation_id)
+        await action_links.record_action_link_operation(link.link_id, result.operation_id)
     return result

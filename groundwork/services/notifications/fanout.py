@@ -14,7 +14,6 @@ sweep starts after a grace period (Temporal's id policies make a repeated start 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -33,9 +32,12 @@ from groundwork.config import Settings
 from groundwork.domain.notifications.inbox import digest_window
 from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
-from groundwork.persistence.repositories.notifications import deliveries
+from groundwork.persistence.repositories.notifications import deliveries, preferences
 from groundwork.persistence.repositories.notifications import inbox as repo
+from groundwork.persistence.repositories.notifications.deliveries import DigestRow, NotificationDeliveryStartRow
+from groundwork.persistence.repositories.notifications.inbox import NotificationRow
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.platform.outbox import ClaimedEventRow, OutboxEventRow
 from groundwork.services.notifications.preferences import preferences_for_sending
 from groundwork.services.notifications.sources import SOURCES, SourceEvent
 from groundwork.workflows.notifications import (
@@ -56,9 +58,9 @@ log = logging.getLogger("groundwork.services.notifications.inbox.fanout")
 class Fanned:
     """What notifying produced that needs a workflow: deliveries with their own, and new digests."""
 
-    notifications: list[dict[str, Any]] = field(default_factory=list)
-    deliveries: list[dict[str, Any]] = field(default_factory=list)
-    digests: list[dict[str, Any]] = field(default_factory=list)
+    notifications: list[NotificationRow] = field(default_factory=list)
+    deliveries: list[NotificationDeliveryStartRow] = field(default_factory=list)
+    digests: list[DigestRow] = field(default_factory=list)
 
     def extend(self, other: Fanned) -> None:
         self.notifications += other.notifications
@@ -66,20 +68,17 @@ class Fanned:
         self.digests += other.digests
 
 
-def source_event(row: dict[str, Any]) -> SourceEvent:
+def source_event(row: ClaimedEventRow | OutboxEventRow) -> SourceEvent:
     """An outbox row as the resolvers see it."""
-    payload = row["payload"]
-    if isinstance(payload, str):
-        payload = json.loads(payload)
     return SourceEvent(
-        event_id=row["event_id"],
-        type=row["type"],
-        workspace_id=row["workspace_id"],
-        resource_type=row["resource_type"],
-        resource_id=row["resource_id"],
-        actor_id=row["actor_id"],
-        payload=payload if isinstance(payload, dict) else {},
-        occurred_at=row["occurred_at"],
+        event_id=row.event_id,
+        type=row.type,
+        workspace_id=row.workspace_id,
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        actor_id=row.actor_id,
+        payload=row.payload if isinstance(row.payload, dict) else {},
+        occurred_at=row.occurred_at,
     )
 
 
@@ -114,20 +113,20 @@ async def notify(event: SourceEvent, settings: Settings) -> Fanned:
         [
             {
                 "type": "notification.created",
-                "workspace_id": n["workspace_id"],
+                "workspace_id": n.workspace_id,
                 "resource_type": "notification",
-                "resource_id": n["id"],
+                "resource_id": n.id,
                 "actor_id": None,
                 "payload": {
-                    "notification_id": n["id"],
-                    "status": n["status"],
-                    "created_at": format_timestamp(n["created_at"]),
+                    "notification_id": n.id,
+                    "status": n.status,
+                    "created_at": format_timestamp(n.created_at),
                 },
                 "source": {"event_id": event.event_id, "event_type": event.type},
-                "occurred_at": n["created_at"],
+                "occurred_at": n.created_at,
                 # A notification is its recipient's alone: only the recipient's endpoints hear of it.
                 "project_id": None,
-                "private_to": n["recipient_id"],
+                "private_to": n.recipient_id,
             }
             for n in created
         ]
@@ -137,61 +136,62 @@ async def notify(event: SourceEvent, settings: Settings) -> Fanned:
     return fanned
 
 
-async def _plan_sends(created: list[dict[str, Any]], event_type: str, settings: Settings) -> Fanned:
-    stored = await repo.preferences_of(sorted({n["recipient_id"] for n in created}))
+async def _plan_sends(created: list[NotificationRow], event_type: str, settings: Settings) -> Fanned:
+    stored = await preferences.preferences_of(sorted({n.recipient_id for n in created}))
     planned: list[deliveries.NewDelivery] = []
     fanned = Fanned()
     for n in created:
-        prefs, unavailable = preferences_for_sending(stored.get(n["recipient_id"]), settings.keyring)
+        prefs, unavailable = preferences_for_sending(stored.get(n.recipient_id), settings.keyring)
         if unavailable:
-            log.error("chat is unavailable for %s: %s", n["recipient_id"], unavailable)
+            log.error("chat is unavailable for %s: %s", n.recipient_id, unavailable)
         if prefs.wants(event_type, "email"):
             digest_id = None
             if prefs.email_digest != "immediate":
-                digest = await _open_digest(n, prefs.email_digest, settings)
-                digest_id = digest["id"]
-                if digest["created"]:
+                digest, created_now = await _open_digest(n, prefs.email_digest, settings)
+                digest_id = digest.id
+                if created_now:
                     fanned.digests.append(digest)
             planned.append(
                 deliveries.NewDelivery(
-                    workspace_id=n["workspace_id"],
-                    notification_id=n["id"],
-                    recipient_id=n["recipient_id"],
+                    workspace_id=n.workspace_id,
+                    notification_id=n.id,
+                    recipient_id=n.recipient_id,
                     channel="email",
-                    workflow_id=None if digest_id else delivery_workflow_id(n["id"], "email"),
+                    workflow_id=None if digest_id else delivery_workflow_id(n.id, "email"),
                     digest_id=digest_id,
                 )
             )
         if prefs.wants(event_type, "chat"):
             planned.append(
                 deliveries.NewDelivery(
-                    workspace_id=n["workspace_id"],
-                    notification_id=n["id"],
-                    recipient_id=n["recipient_id"],
+                    workspace_id=n.workspace_id,
+                    notification_id=n.id,
+                    recipient_id=n.recipient_id,
                     channel="chat",
-                    workflow_id=delivery_workflow_id(n["id"], "chat"),
+                    workflow_id=delivery_workflow_id(n.id, "chat"),
                     digest_id=None,
                 )
             )
-    fanned.deliveries = [d for d in await deliveries.insert_deliveries(planned) if d["workflow_id"]]
+    fanned.deliveries = [d for d in await deliveries.insert_deliveries(planned) if d.workflow_id]
     return fanned
 
 
-async def _open_digest(notification: dict[str, Any], cadence: str, settings: Settings) -> dict[str, Any]:
-    """The recipient's open digest for the window holding the notification's creation (the next one if closed)."""
+async def _open_digest(notification: NotificationRow, cadence: str, settings: Settings) -> tuple[DigestRow, bool]:
+    """The recipient's open digest for the window holding the notification's creation (the next one if closed),
+    and whether it was created now."""
     seconds = settings.digest_hourly_seconds if cadence == "hourly" else settings.digest_daily_seconds
-    start, end = digest_window(notification["created_at"], seconds)
+    start, end = digest_window(notification.created_at, seconds)
     for _ in range(3):
-        digest = await deliveries.open_digest(
-            workspace_id=notification["workspace_id"],
-            recipient_id=notification["recipient_id"],
+        digest, created = await deliveries.open_digest(
+            workspace_id=notification.workspace_id,
+            recipient_id=notification.recipient_id,
             cadence=cadence,
             window_start=start,
             window_end=end,
-            workflow_id=digest_workflow_id(notification["recipient_id"], cadence, start),
+            workflow_id=digest_workflow_id(notification.recipient_id, cadence, start),
         )
-        if digest["status"] == "open":
-            return digest
+        if digest.status == "open":
+            return digest, created
         # Its workflow closed this window a moment ago: the notification joins the next one.
         start, end = end, end + (end - start)
     raise RuntimeError("no open digest window")
@@ -216,18 +216,18 @@ class NotificationFanout:
         self._limit = asyncio.Semaphore(concurrency)
         self._pending = Fanned()
 
-    async def consume(self, events: list[dict[str, Any]]) -> None:
+    async def consume(self, events: list[ClaimedEventRow]) -> None:
         """Notify for each claimed event that a source resolves (inside the relay's transaction)."""
         self._pending = Fanned()
         for row in events:
-            if row["type"] not in SOURCES:
+            if row.type not in SOURCES:
                 continue
             try:
                 # A source that fails on one event (a bug) must not hold back the whole outbox.
                 async with db.savepoint():
                     self._pending.extend(await notify(source_event(row), self.settings))
             except Exception:
-                log.exception("could not create the notifications of %s (%s)", row["event_id"], row["type"])
+                log.exception("could not create the notifications of %s (%s)", row.event_id, row.type)
 
     async def start_consumed(self) -> int:
         """Start the workflows of what the last committed `consume` produced."""
@@ -244,7 +244,7 @@ class NotificationFanout:
             if len(stranded) < batch_size and len(digests) < batch_size:
                 return started
 
-    async def start(self, to_deliver: list[dict[str, Any]], digests: list[dict[str, Any]]) -> int:
+    async def start(self, to_deliver: list[NotificationDeliveryStartRow], digests: list[DigestRow]) -> int:
         """Start (or find started) the workflow of each delivery and digest; returns how many are known started."""
         if not to_deliver and not digests:
             return 0
@@ -284,38 +284,41 @@ class NotificationFanout:
                 return False
         return True
 
-    async def _start_delivery(self, client: Client, row: dict[str, Any], policy: SendPolicy) -> int | None:
+    async def _start_delivery(
+        self, client: Client, row: NotificationDeliveryStartRow, policy: SendPolicy
+    ) -> int | None:
+        assert row.workflow_id is not None  # only deliveries with a workflow of their own are started
         request = DeliveryRequest(
-            delivery_id=row["id"],
-            notification_id=row["notification_id"],
-            workspace_id=row["workspace_id"],
-            recipient_id=row["recipient_id"],
-            channel=row["channel"],
+            delivery_id=row.id,
+            notification_id=row.notification_id,
+            workspace_id=row.workspace_id,
+            recipient_id=row.recipient_id,
+            channel=row.channel,
             policy=policy,
         )
         attributes = [
-            SearchAttributePair(WORKSPACE, row["workspace_id"]),
-            SearchAttributePair(RECIPIENT, row["recipient_id"]),
-            SearchAttributePair(CHANNEL, row["channel"]),
+            SearchAttributePair(WORKSPACE, row.workspace_id),
+            SearchAttributePair(RECIPIENT, row.recipient_id),
+            SearchAttributePair(CHANNEL, row.channel),
             SearchAttributePair(DELIVERY_STATUS, "pending"),
         ]
-        started = await self._start(client, NotificationDeliveryWorkflow.run, request, row["workflow_id"], attributes)
-        return int(row["id"]) if started else None
+        started = await self._start(client, NotificationDeliveryWorkflow.run, request, row.workflow_id, attributes)
+        return row.id if started else None
 
-    async def _start_digest(self, client: Client, row: dict[str, Any], policy: SendPolicy) -> int | None:
+    async def _start_digest(self, client: Client, row: DigestRow, policy: SendPolicy) -> int | None:
         request = DigestRequest(
-            digest_id=row["id"],
-            workspace_id=row["workspace_id"],
-            recipient_id=row["recipient_id"],
-            cadence=row["cadence"],
-            window_end=row["window_end"].isoformat(),
+            digest_id=row.id,
+            workspace_id=row.workspace_id,
+            recipient_id=row.recipient_id,
+            cadence=row.cadence,
+            window_end=row.window_end.isoformat(),
             policy=policy,
         )
         attributes = [
-            SearchAttributePair(WORKSPACE, row["workspace_id"]),
-            SearchAttributePair(RECIPIENT, row["recipient_id"]),
+            SearchAttributePair(WORKSPACE, row.workspace_id),
+            SearchAttributePair(RECIPIENT, row.recipient_id),
             SearchAttributePair(CHANNEL, "email"),
             SearchAttributePair(DELIVERY_STATUS, "pending"),
         ]
-        started = await self._start(client, NotificationDigestWorkflow.run, request, row["workflow_id"], attributes)
-        return int(row["id"]) if started else None
+        started = await self._start(client, NotificationDigestWorkflow.run, request, row.workflow_id, attributes)
+        return row.id if started else None

@@ -40,6 +40,7 @@ from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import TIMESTAMP_ACCEPTED, format_timestamp, timestamp
 from groundwork.persistence import db
 from groundwork.persistence.repositories.notifications import inbox as repo
+from groundwork.persistence.repositories.notifications.inbox import NotificationAuditRow, NotificationRow
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.platform.idempotency import request_results
 
@@ -107,7 +108,7 @@ async def list_notifications(
     since: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
+) -> tuple[list[NotificationRow], dict[str, Any], int]:
     """The caller's notifications, newest first: the page, its `page` member, and the unread count."""
     filters = inbox_filter(status, source_kind, since)
     page = page_request(limit, cursor)
@@ -119,7 +120,7 @@ async def list_notifications(
         after_id=page.after_text(),
         limit=page.limit + 1,
     )
-    rows, info = page_info(rows, page.limit, lambda r: {"id": r["id"]})
+    rows, info = page_info(rows, page.limit, lambda r: {"id": r.id})
     return rows, info, unread
 
 
@@ -133,7 +134,9 @@ async def count_notifications(
     )
 
 
-async def get_notification(principal: Principal, notification_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+async def get_notification(
+    principal: Principal, notification_id: str
+) -> tuple[NotificationRow, list[NotificationAuditRow]]:
     """One of the caller's notifications with its audit history (shown only to its owner)."""
     row = await repo.get_notification(principal.id, notification_id)
     if row is None:
@@ -166,26 +169,24 @@ async def change_notification(
     # `expected_version` is stale now, and the move must not be refused or made twice).
     earlier = await request_results.earlier_result("notification_move")
     entry = await repo.audit_entry(principal.id, earlier) if earlier is not None else None
-    if entry is not None and entry["notification_id"] == notification_id:
-        return CommandResult(
-            notification_id, entry["to_status"], entry["version_after"], entry["operation_id"], str(earlier)
-        )
+    if entry is not None and entry.notification_id == notification_id:
+        return CommandResult(notification_id, entry.to_status, entry.version_after, entry.operation_id, str(earlier))
     async with db.transaction():
         row = await repo.get_notification(principal.id, notification_id, for_update=True)
-        if row is None or row["workspace_id"] != principal.workspace_id:
+        if row is None or row.workspace_id != principal.workspace_id:
             raise NotFound("No such notification.")
-        move = check_command(command, row["status"], row["version"], expected, sink_only=sink_only(principal, via))
+        move = check_command(command, row.status, row.version, expected, sink_only=sink_only(principal, via))
         check_confirmation(move, confirm, notification_id)
         operation_id, audit_ids, moved = await _record_moves(principal, [row], move, via=via, reason=why)
         await request_results.record_result("notification_move", audit_ids[0])
-    return CommandResult(moved[0]["id"], moved[0]["status"], moved[0]["version"], operation_id, audit_ids[0])
+    return CommandResult(moved[0].id, moved[0].status, moved[0].version, operation_id, audit_ids[0])
 
 
 async def _record_moves(
-    principal: Principal, rows: list[dict[str, Any]], move: Command, *, via: str, reason: str | None
-) -> tuple[str, list[str], list[dict[str, Any]]]:
+    principal: Principal, rows: list[NotificationRow], move: Command, *, via: str, reason: str | None
+) -> tuple[str, list[str], list[NotificationRow]]:
     """Move locked notifications, record the operation and one audit entry and one event per move."""
-    ids = [r["id"] for r in rows]
+    ids = [r.id for r in rows]
     moved = [await repo.move(ids[0], move.to_status)] if len(ids) == 1 else await repo.move_many(ids, move.to_status)
     app = principal.app
     operation = await repo.insert_operation(
@@ -197,8 +198,8 @@ async def _record_moves(
         notification_ids=ids,
     )
     audit_ids = await repo.insert_audit(
-        [repo.AuditEntry(m["id"], move.from_status, move.to_status, m["version"]) for m in moved],
-        operation_id=operation["id"],
+        [repo.AuditEntry(m.id, move.from_status, move.to_status, m.version) for m in moved],
+        operation_id=operation.id,
         actor_id=principal.id,
         via=via,
         app_id=app.id if app else None,
@@ -208,39 +209,39 @@ async def _record_moves(
     source = {"via": via, "app_id": app.id if app else None}
     events = []
     for m in moved:
-        occurred = format_timestamp(m["updated_at"])
+        occurred = format_timestamp(m.updated_at)
         if move.event_type == "notification.acknowledged":
             payload: dict[str, Any] = {
-                "notification_id": m["id"],
+                "notification_id": m.id,
                 "prior_status": move.from_status,
-                "status": m["status"],
+                "status": m.status,
                 "occurred_at": occurred,
             }
         else:
             payload = {
-                "notification_id": m["id"],
+                "notification_id": m.id,
                 "changed_fields": ["status"],
-                "version": m["version"],
+                "version": m.version,
                 "occurred_at": occurred,
             }
         events.append(
             {
                 "type": move.event_type,
-                "workspace_id": m["workspace_id"],
+                "workspace_id": m.workspace_id,
                 "resource_type": "notification",
-                "resource_id": m["id"],
+                "resource_id": m.id,
                 "actor_id": principal.id,
                 "payload": payload,
                 "source": source,
-                "occurred_at": m["updated_at"],
+                "occurred_at": m.updated_at,
                 "project_id": None,
-                "private_to": m["recipient_id"],
+                "private_to": m.recipient_id,
             }
         )
     await outbox.append_events(events)
     if move.from_status == "unread":
         await repo.adjust_unread({principal.id: -len(moved)})
-    return operation["id"], audit_ids, moved
+    return operation.id, audit_ids, moved
 
 
 UP_TO_ACCEPTED = f"must be {TIMESTAMP_ACCEPTED}, a notification id or a cursor from the list"
@@ -291,16 +292,16 @@ async def operation(principal: Principal, operation_id: str) -> dict[str, Any]:
     if row is None:
         raise NotFound("No such operation.")
     return {
-        "id": row["id"],
+        "id": row.id,
         "kind": "notification_command",
         "status": "succeeded",
-        "command": row["command"],
-        "via": row["via"],
-        "appId": row["app_id"],
-        "notificationIds": list(row["notification_ids"]),
-        "auditReferences": list(row["audit_ids"]),
-        "startedAt": timestamp(row["created_at"]),
-        "updatedAt": timestamp(row["created_at"]),
-        "completedAt": timestamp(row["created_at"]),
+        "command": row.command,
+        "via": row.via,
+        "appId": row.app_id,
+        "notificationIds": list(row.notification_ids),
+        "auditReferences": list(row.audit_ids),
+        "startedAt": timestamp(row.created_at),
+        "updatedAt": timestamp(row.created_at),
+        "completedAt": timestamp(row.created_at),
         "error": None,
     }

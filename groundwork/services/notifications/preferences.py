@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from groundwork.domain.errors import ServiceUnavailable
 from groundwork.domain.notifications.preferences import Preferences, parse_preferences
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.persistence.repositories.notifications import inbox as repo
+from groundwork.persistence.repositories.notifications import preferences as repo
+from groundwork.persistence.repositories.notifications.preferences import PreferencesRow
 from groundwork.platform.secrets.keyring import KeyRing, KeyRingError
 from groundwork.platform.temporal.client import current_connection
 
@@ -20,26 +22,26 @@ def _aad(principal_id: str) -> bytes:
     return principal_id.encode()
 
 
-def preferences_from_row(row: dict[str, Any] | None, keyring: KeyRing | None) -> Preferences:
+def preferences_from_row(row: PreferencesRow | None, keyring: KeyRing | None) -> Preferences:
     """Preferences from their stored row (defaults when none); the chat URL is opened with the key ring."""
     if row is None:
         return Preferences()
     url = None
-    if row["chat_webhook_url"] is not None:
+    if row.chat_webhook_url is not None:
         if keyring is None:
             raise ServiceUnavailable("GROUNDWORK_SECRET_KEY is not configured: the chat webhook URL cannot be read.")
-        url = keyring.decrypt(CHAT_URL_PURPOSE, bytes(row["chat_webhook_url"]), _aad(row["principal_id"])).decode()
+        url = keyring.decrypt(CHAT_URL_PURPOSE, bytes(row.chat_webhook_url), _aad(row.principal_id)).decode()
     return Preferences(
-        email_enabled=row["email_enabled"],
-        email_address=row["email_address"],
-        email_digest=row["email_digest"],
-        chat_enabled=row["chat_enabled"],
+        email_enabled=row.email_enabled,
+        email_address=row.email_address,
+        email_digest=row.email_digest,
+        chat_enabled=row.chat_enabled,
         chat_webhook_url=url,
-        events=row["events"],
+        events=row.events,
     )
 
 
-def preferences_for_sending(row: dict[str, Any] | None, keyring: KeyRing | None) -> tuple[Preferences, str | None]:
+def preferences_for_sending(row: PreferencesRow | None, keyring: KeyRing | None) -> tuple[Preferences, str | None]:
     """Preferences for deciding and making sends: a chat URL that cannot be opened (no key ring, or the key
     that sealed it was removed) leaves chat unavailable, with the reason, and never stops e-mail or in-app."""
     try:
@@ -47,7 +49,7 @@ def preferences_for_sending(row: dict[str, Any] | None, keyring: KeyRing | None)
     except (ServiceUnavailable, KeyRingError) as exc:
         assert row is not None
         reason = exc.detail if isinstance(exc, ServiceUnavailable) else str(exc)
-        return preferences_from_row({**row, "chat_webhook_url": None}, None), reason
+        return preferences_from_row(replace(row, chat_webhook_url=None), None), reason
 
 
 def _keyring() -> KeyRing | None:
@@ -86,13 +88,11 @@ async def reseal_chat_urls(keyring: KeyRing) -> tuple[int, int]:
     """Re-encrypt every sealed chat webhook URL under the ring's first key: (resealed, unreadable)."""
     urls = unreadable = 0
     for row in await repo.sealed_chat_urls():
-        old, aad = bytes(row["chat_webhook_url"]), _aad(row["principal_id"])
+        old, aad = bytes(row.chat_webhook_url), _aad(row.principal_id)
         try:
             url = keyring.decrypt(CHAT_URL_PURPOSE, old, aad)
         except KeyRingError:
             unreadable += 1
             continue
-        urls += await repo.replace_sealed_chat_url(
-            row["principal_id"], old, keyring.encrypt(CHAT_URL_PURPOSE, url, aad)
-        )
+        urls += await repo.replace_sealed_chat_url(row.principal_id, old, keyring.encrypt(CHAT_URL_PURPOSE, url, aad))
     return urls, unreadable

@@ -22,6 +22,8 @@ from groundwork.domain.tenancy.connected_apps import (
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import db
 from groundwork.persistence.repositories.notifications import inbox as repo
+from groundwork.persistence.repositories.notifications import proposals as proposal_repo
+from groundwork.persistence.repositories.notifications.proposals import ProposalRow
 from groundwork.services.notifications.inbox import CommandResult, allowed_for, change_notification, sink_only
 
 PROPOSAL_TTL_SECONDS = 24 * 3600
@@ -61,33 +63,33 @@ def _evidence(value: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     ]
 
 
-def exact_command(proposal: dict[str, Any]) -> dict[str, Any] | None:
+def exact_command(proposal: ProposalRow) -> dict[str, Any] | None:
     """The exact command that would carry the proposal out, in each transport's words."""
-    command = proposal["command"]
+    command = proposal.command
     if command is None:
         return None
-    body: dict[str, Any] = {"expected_version": proposal["expected_version"]}
-    if proposal["reason"]:
-        body["reason"] = proposal["reason"]
+    body: dict[str, Any] = {"expected_version": proposal.expected_version}
+    if proposal.reason:
+        body["reason"] = proposal.reason
     if COMMANDS[command].requires_confirmation:
         body["confirm"] = True
-    version = proposal["expected_version"]
+    version = proposal.expected_version
     return {
         "rest": {
             "method": "POST",
-            "path": f"/api/v1/notifications/{proposal['notification_id']}/{command}",
+            "path": f"/api/v1/notifications/{proposal.notification_id}/{command}",
             "headers": {"Idempotency-Key": "<a new key>"},
             "body": body,
         },
         "graphql": (
-            f'mutation {{ applyNotificationChange(input: {{proposalId: "{proposal["id"]}", '
+            f'mutation {{ applyNotificationChange(input: {{proposalId: "{proposal.id}", '
             f'expectedVersion: {version}, idempotencyKey: "<a new key>", confirm: true}}) '
             "{ ok notification { id status version } operation { id } auditReference errors { code message } } }"
         ),
         "mcp": {
             "tool": "apply_notifications_messaging_change",
             "arguments": {
-                "proposal_id": proposal["id"],
+                "proposal_id": proposal.id,
                 "expected_version": version,
                 "idempotency_key": "<a new key>",
                 "confirm": True,
@@ -103,10 +105,10 @@ async def draft_change(
     expected_version: Any,
     reason: Any = None,
     evidence_refs: Any = None,
-) -> dict[str, Any]:
+) -> ProposalRow:
     """Persist a proposal to move one of the caller's notifications to `requested_outcome`; changes nothing."""
     notification = await repo.get_notification(principal.id, notification_id)
-    if notification is None or notification["workspace_id"] != principal.workspace_id:
+    if notification is None or notification.workspace_id != principal.workspace_id:
         raise NotFound("No such notification.")
     errors: list[dict[str, Any]] = []
     conflicts: list[dict[str, Any]] = []
@@ -137,33 +139,33 @@ async def draft_change(
     if command is not None and sink_only(principal, "") and command not in SINK_COMMANDS:
         refused = AppDirectionForbidden(principal.app.id if principal.app else "", "deliver", "A sink never dismisses.")
         errors.append({"code": refused.code, "path": "requestedOutcome", "message": refused.detail})
-    if version is not None and version != notification["version"]:
+    if version is not None and version != notification.version:
         conflicts.append(
             {
                 "code": "version_conflict",
-                "message": f"The notification is at version {notification['version']}, not {version}.",
-                "currentVersion": notification["version"],
+                "message": f"The notification is at version {notification.version}, not {version}.",
+                "currentVersion": notification.version,
                 "expectedVersion": version,
             }
         )
-    if command is not None and COMMANDS[command].from_status != notification["status"]:
+    if command is not None and COMMANDS[command].from_status != notification.status:
         conflicts.append(
             {
                 "code": "invalid_transition",
-                "message": f"`{command}` is not allowed while the notification is {notification['status']}.",
-                "currentStatus": notification["status"],
-                "allowedActions": [c.id for c in allowed_for(principal, notification["status"])],
+                "message": f"`{command}` is not allowed while the notification is {notification.status}.",
+                "currentStatus": notification.status,
+                "allowedActions": [c.id for c in allowed_for(principal, notification.status)],
             }
         )
     app = principal.app
-    return await repo.insert_proposal(
+    return await proposal_repo.insert_proposal(
         {
             "workspace_id": principal.workspace_id,
             "principal_id": principal.id,
             "notification_id": notification_id,
             "requested_outcome": str(requested_outcome)[:50],
             "command": command,
-            "from_status": notification["status"],
+            "from_status": notification.status,
             "to_status": COMMANDS[command].to_status if command else None,
             "expected_version": version,
             "reason": text[:500] if text else None,
@@ -182,9 +184,9 @@ def _camel(path: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-async def get_proposal(principal: Principal, proposal_id: str) -> dict[str, Any]:
+async def get_proposal(principal: Principal, proposal_id: str) -> ProposalRow:
     """One of the caller's proposals."""
-    proposal = await repo.get_proposal(principal.id, proposal_id)
+    proposal = await proposal_repo.get_proposal(principal.id, proposal_id)
     if proposal is None:
         raise NotFound("No such proposal.")
     return proposal
@@ -192,22 +194,22 @@ async def get_proposal(principal: Principal, proposal_id: str) -> dict[str, Any]
 
 async def apply_proposal(
     principal: Principal, proposal_id: str, expected_version: Any, confirm: Any, *, via: str
-) -> tuple[CommandResult, dict[str, Any]]:
+) -> tuple[CommandResult, ProposalRow]:
     """Carry out one of the caller's proposals after explicit confirmation, guarded by `expected_version`."""
     async with db.transaction():
-        proposal = await repo.get_proposal(principal.id, proposal_id, for_update=True)
+        proposal = await proposal_repo.get_proposal(principal.id, proposal_id, for_update=True)
         if proposal is None:
             raise NotFound("No such proposal.")
-        if proposal["applied_at"] is not None:
+        if proposal.applied_at is not None:
             raise ProposalAlreadyApplied(
-                "This proposal was applied already (operation " + str(proposal["operation_id"]) + ")."
+                "This proposal was applied already (operation " + str(proposal.operation_id) + ")."
             )
-        if proposal["expired"]:
+        if proposal.expired:
             raise ProposalExpired("This proposal is more than 24 hours old; draft the change again.")
-        if proposal["validation_errors"] or proposal["command"] is None:
+        if proposal.validation_errors or proposal.command is None:
             raise ValidationFailed(
                 "The proposal is not valid; draft the change again.",
-                [FieldError(e["path"], e["message"]) for e in proposal["validation_errors"]],
+                [FieldError(e["path"], e["message"]) for e in proposal.validation_errors],
             )
         if confirm is not True:
             raise ConfirmationRequired(
@@ -217,14 +219,14 @@ async def apply_proposal(
             )
         result = await change_notification(
             principal,
-            proposal["notification_id"],
-            proposal["command"],
+            proposal.notification_id,
+            proposal.command,
             expected_version=expected_version,
-            reason=proposal["reason"],
+            reason=proposal.reason,
             confirm=True,
             via=via,
         )
-        await repo.mark_proposal_applied(proposal_id, result.operation_id)
-        proposal = await repo.get_proposal(principal.id, proposal_id)
+        await proposal_repo.mark_proposal_applied(proposal_id, result.operation_id)
+        proposal = await proposal_repo.get_proposal(principal.id, proposal_id)
         assert proposal is not None
     return result, proposal

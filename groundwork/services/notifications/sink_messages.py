@@ -8,6 +8,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any
 
+from groundwork.persistence.repositories.notifications.deliveries import DeliveryContextRow
 from groundwork.platform.secrets.keyring import KeyRing
 from groundwork.services.notifications.actions import link_for
 
@@ -20,38 +21,39 @@ class Composer:
     public_url: str
     keyring: KeyRing | None
 
-    def _notification(self, context: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "id": context["notification_id"],
-            "recipient_id": context["recipient_id"],
-            "status": context["notification_status"],
-            "version": context["notification_version"],
-        }
-
-    def _lines(self, context: dict[str, Any], channel: str, now: datetime) -> list[str]:
-        view = f"{self.public_url.rstrip('/')}/api/v1/notifications/{context['notification_id']}"
-        link = link_for(self.keyring, self.public_url, self._notification(context), channel, now)
-        lines = [context["title"], "", context["body"], "", f"View: {view}"]
+    def _lines(self, context: DeliveryContextRow, channel: str, now: datetime) -> list[str]:
+        view = f"{self.public_url.rstrip('/')}/api/v1/notifications/{context.notification_id}"
+        link = link_for(
+            self.keyring,
+            self.public_url,
+            notification_id=context.notification_id,
+            recipient_id=context.recipient_id,
+            status=context.notification_status,
+            version=context.notification_version,
+            channel=channel,
+            now=now,
+        )
+        lines = [context.title, "", context.body, "", f"View: {view}"]
         if link:
             lines.append(f"Acknowledge: {link}")
         return lines
 
-    def email(self, context: dict[str, Any], address: str, now: datetime, message_id: str) -> EmailMessage:
+    def email(self, context: DeliveryContextRow, address: str, now: datetime, message_id: str) -> EmailMessage:
         """One notification as an e-mail to `address`; `message_id` is stable across retries."""
         message = EmailMessage()
         message["From"] = self.sender
         message["To"] = address
-        message["Subject"] = context["title"]
+        message["Subject"] = context.title
         message["Date"] = format_datetime(now)
         message["Message-ID"] = message_id
-        message["X-Groundwork-Notification"] = context["notification_id"]
+        message["X-Groundwork-Notification"] = context.notification_id
         text = self._lines(context, "email", now)
         text += ["", "-- ", "Sent by Groundwork because of your notification preferences."]
         message.set_content("\n".join(text))
         return message
 
     def digest(
-        self, contexts: list[dict[str, Any]], address: str, cadence: str, now: datetime, message_id: str
+        self, contexts: list[DeliveryContextRow], address: str, cadence: str, now: datetime, message_id: str
     ) -> EmailMessage:
         """Several notifications of one window as one e-mail."""
         message = EmailMessage()
@@ -68,6 +70,6 @@ class Composer:
         message.set_content("\n".join(text))
         return message
 
-    def chat(self, context: dict[str, Any], now: datetime) -> dict[str, Any]:
+    def chat(self, context: DeliveryContextRow, now: datetime) -> dict[str, Any]:
         """One notification as an incoming-webhook message (`{"text": ...}`)."""
         return {"text": "\n".join(line for line in self._lines(context, "chat", now) if line)}

@@ -56,9 +56,9 @@ async def enhancement_changes(principal: Principal, since: datetime) -> list[Sum
         SummaryItem(
             "work_item_enhancement",
             "work_item_enhancement_run",
-            r["id"],
-            r["completed_at"],
-            f"Run {'failed' if r['state'] == 'failed' else 'ready for review'}: {r['key']} {r['title']}",
+            r.id,
+            r.completed_at,
+            f"Run {'failed' if r.state == 'failed' else 'ready for review'}: {r.key} {r.title}",
         )
         for r in await read.runs_finished(principal.id, projects, since)
     ]
@@ -66,9 +66,9 @@ async def enhancement_changes(principal: Principal, since: datetime) -> list[Sum
         SummaryItem(
             "work_item_enhancement",
             "work_item",
-            a["work_item_id"],
-            a["applied_at"],
-            f"{a['draft_count'] or 0} draft(s) applied to {a['key']} {a['title']} (run {a['run_id']})",
+            a.work_item_id,
+            a.applied_at,
+            f"{a.draft_count or 0} draft(s) applied to {a.key} {a.title} (run {a.run_id})",
         )
         for a in await read.applies_to_watched(principal.id, projects, since)
     ]
@@ -78,9 +78,7 @@ async def enhancement_changes(principal: Principal, since: datetime) -> list[Sum
 async def message_changes(principal: Principal, since: datetime) -> list[SummaryItem]:
     """Messages others posted in threads the caller takes part in."""
     return [
-        SummaryItem(
-            "messages", "message_thread", m["thread_id"], m["created_at"], f"{m['sender_name']} in {m['thread_title']}"
-        )
+        SummaryItem("messages", "message_thread", m.thread_id, m.created_at, f"{m.sender_name} in {m.thread_title}")
         for m in await read.messages_to(principal.id, since)
     ]
 
@@ -94,9 +92,9 @@ async def context_changes(principal: Principal, since: datetime) -> list[Summary
         SummaryItem(
             "context_engine",
             "context_package",
-            e["id"],
-            e["superseded_at"],
-            f"{e['contribution_type'].capitalize()} superseded in {e['project_key']}: {e['term']}",
+            e.id,
+            e.superseded_at,
+            f"{e.contribution_type.capitalize()} superseded in {e.project_key}: {e.term}",
         )
         for e in await read.entries_superseded(projects, list(allowed_classes(principal.scopes)), since)
     ]

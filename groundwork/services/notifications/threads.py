@@ -8,6 +8,7 @@ or a work item) needs every participant to see that subject. Each message writes
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories import work_items as work_item_repo
 from groundwork.persistence.repositories.notifications import sources as notification_sources
 from groundwork.persistence.repositories.notifications import threads as repo
+from groundwork.persistence.repositories.notifications.threads import MessageRow, ThreadRow
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.idempotency import request_results
@@ -57,7 +59,7 @@ async def _check_participants(principal: Principal, thread: NewThread, project_i
         raise ValidationFailed("Invalid participants.", errors)
 
 
-async def _post(principal: Principal, thread_id: str, body: str) -> dict[str, Any]:
+async def _post(principal: Principal, thread_id: str, body: str) -> MessageRow:
     message = await repo.insert_message(thread_id, principal.id, body)
     await outbox.append_event(
         type=MESSAGE_POSTED,
@@ -67,11 +69,11 @@ async def _post(principal: Principal, thread_id: str, body: str) -> dict[str, An
         actor_id=principal.id,
         payload={
             "thread_id": thread_id,
-            "message_id": message["id"],
+            "message_id": message.id,
             "sender_id": principal.id,
-            "posted_at": format_timestamp(message["created_at"]),
+            "posted_at": format_timestamp(message.created_at),
         },
-        occurred_at=message["created_at"],
+        occurred_at=message.created_at,
         # Internal (not subscribable): its notifications go to the thread's participants only.
         project_id=None,
     )
@@ -80,7 +82,7 @@ async def _post(principal: Principal, thread_id: str, body: str) -> dict[str, An
 
 async def create_thread(
     principal: Principal, title: Any, participant_ids: Any, subject_ref: Any, body: Any
-) -> dict[str, Any]:
+) -> ThreadRow:
     """Start a thread with its first message; answers the thread as the creator sees it."""
     thread = validate_new_thread(principal.id, title, participant_ids, subject_ref, body)
     project_id = await _subject_project(principal, thread)
@@ -102,16 +104,16 @@ async def create_thread(
     return await _thread(principal, thread_id)
 
 
-async def _thread(principal: Principal, thread_id: str, *, for_update: bool = False) -> dict[str, Any]:
+async def _thread(principal: Principal, thread_id: str, *, for_update: bool = False) -> ThreadRow:
     thread = await repo.thread_for(principal.id, thread_id, for_update=for_update)
-    if thread is None or thread["workspace_id"] != principal.workspace_id:
+    if thread is None or thread.workspace_id != principal.workspace_id:
         raise NotFound("No such thread.")
     return thread
 
 
 async def list_threads(
     principal: Principal, *, limit: int | None = None, cursor: str | None = None
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[ThreadRow], dict[str, Any]]:
     """The caller's threads with their unread counts, most recent activity first."""
     page = page_request(limit, cursor)
     after: tuple[datetime, str] | None = None
@@ -125,21 +127,21 @@ async def list_threads(
             raise ValidationFailed("Invalid cursor.", [FieldError("cursor", "is not a cursor this API issued")])
         after = (moment, thread_id)
     rows = await repo.threads_of(principal.id, after=after, limit=page.limit + 1)
-    return page_info(rows, page.limit, lambda t: {"at": t["last_message_at"].isoformat(), "id": t["id"]})
+    return page_info(rows, page.limit, lambda t: {"at": t.last_message_at.isoformat(), "id": t.id})
 
 
 async def get_thread(
     principal: Principal, thread_id: str, *, limit: int | None = None, cursor: str | None = None
-) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[ThreadRow, list[MessageRow], dict[str, Any]]:
     """A thread the caller takes part in, with a page of its messages, newest first."""
     page = page_request(limit, cursor)
     thread = await _thread(principal, thread_id)
     rows = await repo.messages_of(thread_id, after_id=page.after_text(), limit=page.limit + 1)
-    messages, info = page_info(rows, page.limit, lambda m: {"id": m["id"]})
+    messages, info = page_info(rows, page.limit, lambda m: {"id": m.id})
     return thread, messages, info
 
 
-async def post_message(principal: Principal, thread_id: str, body: Any) -> dict[str, Any]:
+async def post_message(principal: Principal, thread_id: str, body: Any) -> MessageRow:
     """Add a message to a thread the caller takes part in; the other participants are notified."""
     text = validate_body(body)
     async with db.transaction():
@@ -149,13 +151,13 @@ async def post_message(principal: Principal, thread_id: str, body: Any) -> dict[
         message = await repo.get_message(thread_id, earlier) if earlier is not None else None
         if message is None:
             message = await _post(principal, thread_id, text)
-            await request_results.record_result("message", message["id"])
+            await request_results.record_result("message", message.id)
     sender = await tenancy.get_principal(principal.id)
-    return {**message, "sender_name": sender["display_name"] if sender else principal.name}
+    return replace(message, sender_name=sender.display_name if sender else principal.name)
 
 
-async def mark_thread_read(principal: Principal, thread_id: str) -> dict[str, Any]:
+async def mark_thread_read(principal: Principal, thread_id: str) -> ThreadRow:
     """Mark every message of a thread the caller takes part in as read by it."""
     thread = await _thread(principal, thread_id)
-    await repo.mark_read(thread_id, principal.id, thread["last_message_id"])
+    await repo.mark_read(thread_id, principal.id, thread.last_message_id)
     return await _thread(principal, thread_id)

@@ -6,7 +6,6 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.tenancy.connected_apps import AppNotActive, effective_scopes
@@ -15,6 +14,7 @@ from groundwork.domain.tenancy.scopes import ALL_SCOPES, unknown_scopes
 from groundwork.persistence import change_feed, db
 from groundwork.persistence.repositories.tenancy import api_keys, connected_apps
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.persistence.repositories.tenancy.api_keys import ActiveKeyRow, ApiKeyListingRow
 from groundwork.platform.caches.invalidated_cache import InvalidatedCache
 from groundwork.platform.caches.serving import forget_on
 
@@ -81,20 +81,18 @@ async def issue_key(
         workspace = await tenancy.get_workspace_by_slug(workspace_slug)
         if workspace is None:
             raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
-        if app_id is not None and await connected_apps.get_app(app_id, workspace["id"]) is None:
+        if app_id is not None and await connected_apps.get_app(app_id, workspace.id) is None:
             raise GroundworkError(f"No connected app {app_id!r} in the workspace {workspace_slug!r}.")
-        principal = await tenancy.get_principal_by_name(workspace["id"], principal_name)
+        principal = await tenancy.get_principal_by_name(workspace.id, principal_name)
         created = principal is None
         if principal is None:
-            principal = await tenancy.create_principal(workspace["id"], principal_name, kind=kind, is_admin=admin)
-        elif admin and not principal["is_admin"]:
-            await tenancy.set_principal_admin(principal["id"], True)
+            principal = await tenancy.create_principal(workspace.id, principal_name, kind=kind, is_admin=admin)
+        elif admin and not principal.is_admin:
+            await tenancy.set_principal_admin(principal.id, True)
         key = "gw_" + secrets.token_urlsafe(32)
-        record = await api_keys.create_api_key(
-            workspace["id"], principal["id"], hash_key(key), key[:10], chosen, app_id
-        )
+        record = await api_keys.create_api_key(workspace.id, principal.id, hash_key(key), key[:10], chosen, app_id)
     await change_feed.caught_up()  # a key this process had cached as unknown works from its next request on
-    return IssuedKey(key, record["id"], principal["id"], created)
+    return IssuedKey(key, record.id, principal.id, created)
 
 
 @dataclass(frozen=True)
@@ -105,28 +103,28 @@ class _KnownKey:
     app_status: str | None  # of the key's connected app (None without one): checked on every request
 
 
-def _known_key(row: dict[str, Any]) -> _KnownKey:
+def _known_key(row: ActiveKeyRow) -> _KnownKey:
     app = None
-    if row["app_id"] is not None:
+    if row.app_id is not None:
         app = AppGrant(
-            id=row["app_id"],
-            name=row["app_name"],
-            kind=row["app_kind"],
-            direction=row["app_direction"],
-            field_authority=frozenset(row["app_field_authority"]),
-            provenance=row["app_provenance"],
+            id=row.app_id,
+            name=str(row.app_name),
+            kind=str(row.app_kind),
+            direction=str(row.app_direction),
+            field_authority=frozenset(row.app_field_authority or ()),
+            provenance=str(row.app_provenance),
         )
     principal = Principal(
-        id=row["principal_id"],
-        workspace_id=row["workspace_id"],
-        name=row["name"],
-        kind=row["kind"],
-        is_admin=row["is_admin"],
-        api_key_id=row["api_key_id"],
-        scopes=effective_scopes(frozenset(row["scopes"]), app.direction if app else None),
+        id=row.principal_id,
+        workspace_id=row.workspace_id,
+        name=row.name,
+        kind=row.kind,
+        is_admin=row.is_admin,
+        api_key_id=row.api_key_id,
+        scopes=effective_scopes(frozenset(row.scopes), app.direction if app else None),
         app=app,
     )
-    return _KnownKey(principal, row["app_status"] if app is not None else None)
+    return _KnownKey(principal, row.app_status if app is not None else None)
 
 
 async def _resolved(key_hash: str) -> _KnownKey | None:
@@ -162,7 +160,7 @@ async def resolve_key(key: str) -> Principal | None:
     return principal
 
 
-async def list_keys(workspace_slug: str | None = None) -> list[dict[str, Any]]:
+async def list_keys(workspace_slug: str | None = None) -> list[ApiKeyListingRow]:
     """Every key's record (never the key), newest first."""
     return await api_keys.list_api_keys(workspace_slug)
 

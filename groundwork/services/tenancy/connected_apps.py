@@ -17,6 +17,7 @@ from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence import change_feed, db
 from groundwork.persistence.repositories.tenancy import connected_apps as repo
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.persistence.repositories.tenancy.connected_apps import ConnectedAppRow
 from groundwork.platform.idempotency import request_results
 
 
@@ -25,7 +26,7 @@ def _admin(principal: Principal) -> None:
         raise PermissionDenied("Only a workspace admin (not an app's key) manages connected apps.", SCOPE_MANAGE)
 
 
-async def _register(workspace_id: str, registered_by: str | None, declaration: dict[str, Any]) -> dict[str, Any]:
+async def _register(workspace_id: str, registered_by: str | None, declaration: dict[str, Any]) -> ConnectedAppRow:
     checked = validate_declaration(
         declaration.get("name"),
         declaration.get("kind"),
@@ -46,10 +47,10 @@ async def _register(workspace_id: str, registered_by: str | None, declaration: d
     )
     if row is None:
         raise ValidationFailed("Invalid app declaration.", [FieldError("name", "an app with this name exists")])
-    return {**row, "key_count": 0}
+    return row
 
 
-async def register_app(principal: Principal, declaration: dict[str, Any]) -> dict[str, Any]:
+async def register_app(principal: Principal, declaration: dict[str, Any]) -> ConnectedAppRow:
     """Register an app in the caller's workspace (status `registered`: its keys do not work yet)."""
     _admin(principal)
     # The same request retried after its first attempt's answer was lost gets that app.
@@ -57,18 +58,18 @@ async def register_app(principal: Principal, declaration: dict[str, Any]) -> dic
         return await _app(principal, earlier)
     async with db.transaction():
         app = await _register(principal.workspace_id, principal.id, declaration)
-        await request_results.record_result("connected_app", app["id"])
+        await request_results.record_result("connected_app", app.id)
     return app
 
 
-async def _app(principal: Principal, app_id: str) -> dict[str, Any]:
+async def _app(principal: Principal, app_id: str) -> ConnectedAppRow:
     row = await repo.get_app(app_id, principal.workspace_id)
     if row is None:
         raise NotFound("No such connected app.")
     return row
 
 
-async def get_app(principal: Principal, app_id: str) -> dict[str, Any]:
+async def get_app(principal: Principal, app_id: str) -> ConnectedAppRow:
     """One app of the caller's workspace."""
     _admin(principal)
     return await _app(principal, app_id)
@@ -76,15 +77,15 @@ async def get_app(principal: Principal, app_id: str) -> dict[str, Any]:
 
 async def list_apps(
     principal: Principal, *, limit: int | None = None, cursor: str | None = None
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[ConnectedAppRow], dict[str, Any]]:
     """Apps of the caller's workspace, newest first."""
     _admin(principal)
     page = page_request(limit, cursor)
     rows = await repo.list_apps(principal.workspace_id, after_id=page.after_text(), limit=page.limit + 1)
-    return page_info(rows, page.limit, lambda a: {"id": a["id"]})
+    return page_info(rows, page.limit, lambda a: {"id": a.id})
 
 
-async def set_app_status(principal: Principal, app_id: str, status: str) -> dict[str, Any]:
+async def set_app_status(principal: Principal, app_id: str, status: str) -> ConnectedAppRow:
     """Activate (`active`) or deactivate (`inactive`) an app of the caller's workspace."""
     _admin(principal)
     async with db.transaction():
@@ -101,15 +102,15 @@ async def _workspace_id(slug: str) -> str:
     workspace = await tenancy.get_workspace_by_slug(slug)
     if workspace is None:
         raise GroundworkError(f"No workspace with the slug {slug!r}.")
-    return str(workspace["id"])
+    return str(workspace.id)
 
 
-async def register_app_in(workspace_slug: str, declaration: dict[str, Any]) -> dict[str, Any]:
+async def register_app_in(workspace_slug: str, declaration: dict[str, Any]) -> ConnectedAppRow:
     """Register an app in a workspace by slug (operators, `groundwork apps register`)."""
     return await _register(await _workspace_id(workspace_slug), None, declaration)
 
 
-async def set_app_status_by_id(app_id: str, status: str) -> dict[str, Any]:
+async def set_app_status_by_id(app_id: str, status: str) -> ConnectedAppRow:
     """Activate or deactivate an app by id (operators, `groundwork apps activate|deactivate`)."""
     if await repo.get_app(app_id) is None:
         raise GroundworkError(f"No connected app {app_id!r}.")
@@ -119,7 +120,7 @@ async def set_app_status_by_id(app_id: str, status: str) -> dict[str, Any]:
     return found
 
 
-async def list_apps_in(workspace_slug: str | None) -> list[dict[str, Any]]:
+async def list_apps_in(workspace_slug: str | None) -> list[ConnectedAppRow]:
     """Every app (of one workspace when given), newest first (operators, `groundwork apps list`)."""
     workspace_id = await _workspace_id(workspace_slug) if workspace_slug else None
     return await repo.list_apps(workspace_id)

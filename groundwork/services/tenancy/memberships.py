@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from groundwork.domain.errors import GroundworkError
 from groundwork.persistence import change_feed, db
-from groundwork.persistence.repositories.evidence_search import corpus as projects
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
 
@@ -29,13 +28,13 @@ async def planned_memberships(workspace_slug: str, grants: list[str]) -> list[Me
         if not sep or role not in roles:
             raise GroundworkError(f"{grant!r}: give PROJECT=ROLE with a role of {', '.join(sorted(roles))}")
         project = (
-            await projects.project_by_id(project_ref)
+            await tenancy.project_by_id(project_ref)
             if project_ref.startswith("prj_")
-            else await projects.project_by_key(workspace_slug, project_ref)
+            else await tenancy.project_by_key(workspace_slug, project_ref)
         )
-        if project is None or workspace is None or project["workspace_id"] != workspace["id"]:
+        if project is None or workspace is None or project.workspace_id != workspace.id:
             raise GroundworkError(f"{grant!r}: no project {project_ref!r} in the workspace {workspace_slug!r}")
-        planned.append(Membership(project["id"], project["key"], role))
+        planned.append(Membership(project.id, project.key, role))
     return planned
 
 

@@ -25,7 +25,9 @@ from temporalio.common import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from groundwork.config import Settings
-from groundwork.persistence.repositories import webhooks as repo
+from groundwork.persistence.repositories.platform.outbox import ClaimedEventRow
+from groundwork.persistence.repositories.webhooks import deliveries as repo
+from groundwork.persistence.repositories.webhooks.deliveries import DeliveryStartRow
 from groundwork.workflows.search_attributes import DELIVERY_STATUS, ENDPOINT, EVENT_TYPE, WORKSPACE
 from groundwork.workflows.webhooks import DeliveryPolicy, DeliveryRequest, WebhookDeliveryWorkflow
 
@@ -57,7 +59,7 @@ class DeliveryStarter:
         self._policy = policy
         self._limit = asyncio.Semaphore(concurrency)
 
-    async def start(self, deliveries: list[dict[str, Any]]) -> int:
+    async def start(self, deliveries: list[DeliveryStartRow]) -> int:
         """Start (or find already started) the workflow of each delivery; returns how many are known started.
 
         Each generation of a delivery has its own workflow id, so the run found for an id is always
@@ -76,23 +78,23 @@ class DeliveryStarter:
         await repo.mark_started(started)
         return len(started)
 
-    async def _start_one(self, client: Client, delivery: dict[str, Any]) -> tuple[str, int, str | None] | None:
-        generation = int(delivery["generation"])
+    async def _start_one(self, client: Client, delivery: DeliveryStartRow) -> tuple[str, int, str | None] | None:
+        generation = delivery.generation
         request = DeliveryRequest(
-            delivery_id=delivery["id"],
+            delivery_id=delivery.id,
             generation=generation,
-            workspace_id=delivery["workspace_id"],
-            endpoint_id=delivery["endpoint_id"],
-            event_id=delivery["event_id"],
-            event_type=delivery["event_type"],
+            workspace_id=delivery.workspace_id,
+            endpoint_id=delivery.endpoint_id,
+            event_id=delivery.event_id,
+            event_type=delivery.event_type,
             policy=self._policy,
         )
         attributes = TypedSearchAttributes(
             [
-                SearchAttributePair(ENDPOINT, delivery["endpoint_id"]),
-                SearchAttributePair(EVENT_TYPE, delivery["event_type"]),
+                SearchAttributePair(ENDPOINT, delivery.endpoint_id),
+                SearchAttributePair(EVENT_TYPE, delivery.event_type),
                 SearchAttributePair(DELIVERY_STATUS, "pending"),
-                SearchAttributePair(WORKSPACE, delivery["workspace_id"]),
+                SearchAttributePair(WORKSPACE, delivery.workspace_id),
             ]
         )
         async with self._limit:
@@ -100,7 +102,7 @@ class DeliveryStarter:
                 handle: WorkflowHandle[Any, Any] = await client.start_workflow(
                     WebhookDeliveryWorkflow.run,
                     request,
-                    id=delivery["workflow_id"],
+                    id=delivery.workflow_id,
                     task_queue=self._task_queue,
                     # One run per id, ever: a closed one is never run again, a running one is reused.
                     id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -110,11 +112,11 @@ class DeliveryStarter:
                     request_eager_start=True,
                 )
             except WorkflowAlreadyStartedError:
-                return delivery["id"], generation, None  # it ran and closed: nothing to start
+                return delivery.id, generation, None  # it ran and closed: nothing to start
             except Exception as exc:
-                log.warning("could not start %s, the sweep retries: %s", delivery["workflow_id"], exc)
+                log.warning("could not start %s, the sweep retries: %s", delivery.workflow_id, exc)
                 return None
-        return delivery["id"], generation, handle.result_run_id
+        return delivery.id, generation, handle.result_run_id
 
 
 class WebhookDeliveries:
@@ -122,9 +124,9 @@ class WebhookDeliveries:
 
     def __init__(self, client: Callable[[], Awaitable[Client]], settings: Settings) -> None:
         self.starter = DeliveryStarter(client, settings.temporal_task_queue, delivery_policy(settings))
-        self.created: list[dict[str, Any]] = []
+        self.created: list[DeliveryStartRow] = []
 
-    async def consume(self, events: list[dict[str, Any]]) -> None:
+    async def consume(self, events: list[ClaimedEventRow]) -> None:
         """Create the deliveries of claimed events (inside the relay's transaction)."""
         self.created = await repo.create_deliveries(events)
 

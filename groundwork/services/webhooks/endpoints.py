@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,8 +14,11 @@ from groundwork.domain.pagination import page_info, page_request
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
-from groundwork.persistence.repositories import webhooks as repo
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.persistence.repositories.webhooks import attempts, deliveries, endpoints
+from groundwork.persistence.repositories.webhooks.attempts import AttemptTailRow
+from groundwork.persistence.repositories.webhooks.deliveries import DeliveryRow
+from groundwork.persistence.repositories.webhooks.endpoints import EndpointRow
 from groundwork.platform import http_targets as webhook_targets
 from groundwork.platform.idempotency import request_results
 from groundwork.platform.secrets.at_rest import require_keyring
@@ -116,7 +119,7 @@ def _check_subscription(event_types: list[str]) -> list[str]:
     return rules.normalized_subscription(event_types)
 
 
-async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_private: bool) -> dict[str, Any]:
+async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_private: bool) -> EndpointRow:
     """Create an endpoint owned by the caller; the answer carries its secret, which is never shown again.
 
     The endpoint receives only events about what its owner may see (checked at each dispatch).
@@ -127,17 +130,17 @@ async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_priva
     await check_url(new.url, allow_private=allow_private)
     # The same request retried after its first attempt's answer was lost gets that endpoint and secret.
     earlier = await request_results.earlier_result("webhook_endpoint")
-    found = await repo.get_endpoint(principal.workspace_id, earlier) if earlier is not None else None
+    found = await endpoints.get_endpoint(principal.workspace_id, earlier) if earlier is not None else None
     if found is not None:
-        return {**found, "secret": open_webhook_secret(keyring, found["id"], found["secret"])}
+        return replace(found, secret=open_webhook_secret(keyring, found.id, found.secret))
     endpoint_id = new_id("whe")
     secret, sealed = _issue_secret(keyring, endpoint_id)
     async with db.transaction():
         # Serialise creations per workspace so the limit holds under concurrency.
-        await repo.lock_workspace_endpoints(principal.workspace_id)
-        if await repo.count_endpoints(principal.workspace_id) >= MAX_ENDPOINTS_PER_WORKSPACE:
+        await endpoints.lock_workspace_endpoints(principal.workspace_id)
+        if await endpoints.count_endpoints(principal.workspace_id) >= MAX_ENDPOINTS_PER_WORKSPACE:
             raise EndpointLimitReached(f"A workspace may have at most {MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints.")
-        row = await repo.insert_endpoint(
+        row = await endpoints.insert_endpoint(
             endpoint_id=endpoint_id,
             workspace_id=principal.workspace_id,
             url=new.url,
@@ -147,12 +150,12 @@ async def create_endpoint(principal: Principal, new: NewEndpoint, *, allow_priva
             created_by=principal.id,
         )
         await request_results.record_result("webhook_endpoint", endpoint_id)
-    return {**row, "secret": secret}
+    return replace(row, secret=secret)
 
 
-async def get_endpoint(principal: Principal, endpoint_id: str) -> dict[str, Any]:
+async def get_endpoint(principal: Principal, endpoint_id: str) -> EndpointRow:
     """An endpoint the caller manages (its own, or any of the workspace for an admin); 404 for anything else."""
-    endpoint = await repo.get_endpoint(principal.workspace_id, endpoint_id, owner_id=_owner(principal))
+    endpoint = await endpoints.get_endpoint(principal.workspace_id, endpoint_id, owner_id=_owner(principal))
     if endpoint is None:
         raise NotFound("No such webhook endpoint.")
     return endpoint
@@ -160,22 +163,22 @@ async def get_endpoint(principal: Principal, endpoint_id: str) -> dict[str, Any]
 
 async def list_endpoints(
     principal: Principal, *, limit: int | None = None, cursor: str | None = None
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[EndpointRow], dict[str, Any]]:
     """The endpoints the caller manages, newest first, keyset-paginated."""
     page = page_request(limit, cursor)
     after = page.after_text()
-    rows = await repo.list_endpoints(
+    rows = await endpoints.list_endpoints(
         principal.workspace_id,
         owner_id=_owner(principal),
         after_id=str(after) if after is not None else None,
         limit=page.limit + 1,
     )
-    return page_info(rows, page.limit, lambda row: {"id": row["id"]})
+    return page_info(rows, page.limit, lambda row: {"id": row.id})
 
 
 async def update_endpoint(
     principal: Principal, endpoint_id: str, changes: EndpointChanges, *, allow_private: bool
-) -> dict[str, Any]:
+) -> EndpointRow:
     """Change url, event types, description or enabled; enabling clears the failure history."""
     event_types = _check_subscription(changes.event_types) if changes.event_types is not None else None
     if changes.description is not None:
@@ -183,46 +186,46 @@ async def update_endpoint(
     if changes.url is not None:
         await check_url(changes.url, allow_private=allow_private)
     async with db.transaction():
-        current = await repo.get_endpoint(
+        current = await endpoints.get_endpoint(
             principal.workspace_id, endpoint_id, owner_id=_owner(principal), for_update=True
         )
         if current is None:
             raise NotFound("No such webhook endpoint.")
-        updated = await repo.update_endpoint(
+        updated = await endpoints.update_endpoint(
             endpoint_id,
-            url=changes.url if changes.url is not None else current["url"],
-            description=changes.description if changes.description is not None else current["description"],
-            event_types=event_types if event_types is not None else list(current["event_types"]),
-            enabled=changes.enabled if changes.enabled is not None else current["enabled"],
+            url=changes.url if changes.url is not None else current.url,
+            description=changes.description if changes.description is not None else current.description,
+            event_types=event_types if event_types is not None else list(current.event_types),
+            enabled=changes.enabled if changes.enabled is not None else current.enabled,
         )
-        if current["enabled"] and not updated["enabled"]:
+        if current.enabled and not updated.enabled:
             # Nothing more is sent to it: its pending deliveries end now, so each can be redelivered at once.
-            await repo.fail_pending_deliveries(endpoint_id)
+            await deliveries.fail_pending_deliveries(endpoint_id)
         return updated
 
 
 async def delete_endpoint(principal: Principal, endpoint_id: str) -> None:
     """Delete an endpoint and its delivery history; its pending deliveries stop at their next attempt."""
-    if not await repo.delete_endpoint(principal.workspace_id, endpoint_id, owner_id=_owner(principal)):
+    if not await endpoints.delete_endpoint(principal.workspace_id, endpoint_id, owner_id=_owner(principal)):
         raise NotFound("No such webhook endpoint.")
 
 
-async def rotate_secret(principal: Principal, endpoint_id: str) -> dict[str, Any]:
+async def rotate_secret(principal: Principal, endpoint_id: str) -> EndpointRow:
     """Issue a new secret; the old one keeps signing alongside it for 24 h."""
     keyring = require_keyring(_keyring())
     secret, sealed = _issue_secret(keyring, endpoint_id)
     async with db.transaction():
-        found = await repo.get_endpoint(
+        found = await endpoints.get_endpoint(
             principal.workspace_id, endpoint_id, owner_id=_owner(principal), for_update=True
         )
         if found is None:
             raise NotFound("No such webhook endpoint.")
         # A retry after the first attempt's answer was lost: that rotation stands, its secret is answered.
         if await request_results.earlier_result("webhook_secret_rotation") == endpoint_id:
-            return {**found, "secret": open_webhook_secret(keyring, endpoint_id, found["secret"])}
-        row = await repo.rotate_secret(endpoint_id, sealed, rules.ROTATION_OVERLAP_SECONDS)
+            return replace(found, secret=open_webhook_secret(keyring, endpoint_id, found.secret))
+        row = await endpoints.rotate_secret(endpoint_id, sealed, rules.ROTATION_OVERLAP_SECONDS)
         await request_results.record_result("webhook_secret_rotation", endpoint_id)
-    return {**row, "secret": secret}
+    return replace(row, secret=secret)
 
 
 async def list_deliveries(
@@ -233,26 +236,26 @@ async def list_deliveries(
     event_type: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[DeliveryRow], dict[str, Any]]:
     """Deliveries to one endpoint with their attempts, newest first."""
     page = page_request(limit, cursor)
     check_choice(status, rules.DELIVERY_STATUSES, "status")
     check_choice(event_type, sorted(rules.EVENT_TYPES), "event_type")
     await get_endpoint(principal, endpoint_id)
     after = page.after_text()
-    rows = await repo.list_deliveries(
+    rows = await deliveries.list_deliveries(
         endpoint_id,
         status=status,
         event_type=event_type,
         after_id=str(after) if after is not None else None,
         limit=page.limit + 1,
     )
-    return page_info(rows, page.limit, lambda row: {"id": row["id"]})
+    return page_info(rows, page.limit, lambda row: {"id": row.id})
 
 
-async def get_delivery(principal: Principal, delivery_id: str) -> dict[str, Any]:
+async def get_delivery(principal: Principal, delivery_id: str) -> DeliveryRow:
     """A delivery to an endpoint the caller manages, with its attempts; 404 for anything else."""
-    delivery = await repo.get_delivery(principal.workspace_id, delivery_id, owner_id=_owner(principal))
+    delivery = await deliveries.get_delivery(principal.workspace_id, delivery_id, owner_id=_owner(principal))
     if delivery is None:
         raise NotFound("No such webhook delivery.")
     return delivery
@@ -265,7 +268,7 @@ def _starter() -> DeliveryStarter:
     return DeliveryStarter(connection.get, settings.temporal_task_queue, delivery_policy(settings))
 
 
-async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
+async def redeliver(principal: Principal, delivery_id: str) -> DeliveryRow:
     """Send a finished delivery's event to its endpoint again, same `webhook-id`, on a fresh schedule.
 
     Each generation has its own workflow (`..._r<n>`), so whatever still runs of an earlier one (a
@@ -276,39 +279,39 @@ async def redeliver(principal: Principal, delivery_id: str) -> dict[str, Any]:
     if await request_results.earlier_result("webhook_redelivery") == delivery_id:
         return await get_delivery(principal, delivery_id)
     async with db.transaction():
-        delivery = await repo.lock_delivery(principal.workspace_id, delivery_id, owner_id=_owner(principal))
+        delivery = await deliveries.lock_delivery(principal.workspace_id, delivery_id, owner_id=_owner(principal))
         if delivery is None:
             raise NotFound("No such webhook delivery.")
-        if delivery["status"] == "pending":
+        if delivery.status == "pending":
             raise DeliveryInProgress(
                 "This delivery is still being attempted; redeliver it once it has succeeded or failed."
             )
-        if not delivery["endpoint_enabled"]:
+        if not delivery.endpoint_enabled:
             raise EndpointDisabled("The endpoint is disabled; enable it before redelivering.")
-        generation = delivery["generation"] + 1
-        workflow_id = rules.delivery_workflow_id(delivery["event_id"], delivery["endpoint_id"], generation)
-        reopened = await repo.reopen_delivery(delivery_id, generation, workflow_id)
+        generation = delivery.generation + 1
+        workflow_id = rules.delivery_workflow_id(delivery.event_id, delivery.endpoint_id, generation)
+        reopened = await deliveries.reopen_delivery(delivery_id, generation, workflow_id)
         await request_results.record_result("webhook_redelivery", delivery_id)
     # If Temporal is unreachable now, the relay's sweep starts it: the row says it is not started.
     await _starter().start([reopened])
     return await get_delivery(principal, delivery_id)
 
 
-async def send_test(principal: Principal, endpoint_id: str) -> dict[str, Any]:
+async def send_test(principal: Principal, endpoint_id: str) -> DeliveryRow:
     """Send a `webhook.test` event to one endpoint, whatever it subscribes to."""
     now = datetime.now(UTC)
     # The same request retried after its first attempt's answer was lost gets that test delivery.
     if (earlier := await request_results.earlier_result("webhook_test_delivery")) is not None:
         return await get_delivery(principal, earlier)
     async with db.transaction():
-        endpoint = await repo.get_endpoint(
+        endpoint = await endpoints.get_endpoint(
             principal.workspace_id, endpoint_id, owner_id=_owner(principal), for_update=True
         )
         if endpoint is None:
             raise NotFound("No such webhook endpoint.")
-        if not endpoint["enabled"]:
+        if not endpoint.enabled:
             raise EndpointDisabled("The endpoint is disabled; enable it before sending a test event.")
-        delivery = await repo.insert_test_delivery(
+        delivery = await deliveries.insert_test_delivery(
             workspace_id=principal.workspace_id,
             endpoint_id=endpoint_id,
             actor_id=principal.id,
@@ -319,9 +322,9 @@ async def send_test(principal: Principal, endpoint_id: str) -> dict[str, Any]:
             },
             occurred_at=now,
         )
-        await request_results.record_result("webhook_test_delivery", delivery["id"])
+        await request_results.record_result("webhook_test_delivery", delivery.id)
     await _starter().start([delivery])
-    return await get_delivery(principal, delivery["id"])
+    return await get_delivery(principal, delivery.id)
 
 
 async def tail_start(lines: int, *, workspace_slug: str | None, endpoint_id: str | None) -> int:
@@ -329,12 +332,12 @@ async def tail_start(lines: int, *, workspace_slug: str | None, endpoint_id: str
     if workspace_slug is not None and await tenancy.get_workspace_by_slug(workspace_slug) is None:
         raise NotFound(f"No workspace {workspace_slug!r}.")
     if lines == 0:
-        return await repo.last_attempt_id()
-    return await repo.recent_attempt_ids(lines, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
+        return await attempts.last_attempt_id()
+    return await attempts.recent_attempt_ids(lines, workspace_slug=workspace_slug, endpoint_id=endpoint_id)
 
 
 async def attempts_after(
     after_id: int, *, workspace_slug: str | None, endpoint_id: str | None, limit: int = 500
-) -> list[dict[str, Any]]:
+) -> list[AttemptTailRow]:
     """Delivery attempts newer than `after_id`, oldest first (for operators, across workspaces)."""
-    return await repo.attempts_after(after_id, workspace_slug=workspace_slug, endpoint_id=endpoint_id, limit=limit)
+    return await attempts.attempts_after(after_id, workspace_slug=workspace_slug, endpoint_id=endpoint_id, limit=limit)

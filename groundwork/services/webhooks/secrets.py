@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import base64
 import logging
-from typing import Any
 
 from groundwork.domain.errors import ServiceUnavailable
-from groundwork.persistence.repositories import webhooks as webhooks_repo
+from groundwork.persistence.repositories.webhooks import endpoints as webhooks_repo
 from groundwork.platform.secrets.keyring import KeyRing, KeyRingError
 
 log = logging.getLogger("groundwork.secrets")
@@ -42,10 +41,6 @@ def open_webhook_secret(keyring: KeyRing | None, endpoint_id: str, stored: str) 
     return keyring.decrypt(WEBHOOK_SECRET_PURPOSE, raw, endpoint_id.encode()).decode()
 
 
-def _stored_secrets(row: dict[str, Any]) -> webhooks_repo.StoredSecrets:
-    return webhooks_repo.StoredSecrets(row["secret"], row["previous_secret"], row["older_secrets"])
-
-
 def _resealed(keyring: KeyRing, endpoint_id: str, stored: str | None, *, legacy_only: bool) -> str | None:
     if stored is None or (legacy_only and is_sealed(stored)):
         return stored
@@ -58,24 +53,24 @@ async def _rewrite_webhook_secrets(keyring: KeyRing, *, legacy_only: bool) -> tu
     after = ""
     while rows := await webhooks_repo.endpoint_secrets_page(after, 200, legacy_only=legacy_only):
         for row in rows:
-            old = _stored_secrets(row)
+            old = row.secrets
             try:
                 new = webhooks_repo.StoredSecrets(
-                    _resealed(keyring, row["id"], old.secret, legacy_only=legacy_only) or old.secret,
-                    _resealed(keyring, row["id"], old.previous_secret, legacy_only=legacy_only),
+                    _resealed(keyring, row.id, old.secret, legacy_only=legacy_only) or old.secret,
+                    _resealed(keyring, row.id, old.previous_secret, legacy_only=legacy_only),
                     [
-                        {**o, "secret": _resealed(keyring, row["id"], o["secret"], legacy_only=legacy_only)}
+                        {**o, "secret": _resealed(keyring, row.id, o["secret"], legacy_only=legacy_only)}
                         for o in old.older_secrets
                     ],
                 )
             except KeyRingError:
                 unreadable += 1
-                log.error("webhook endpoint %s has a secret no key of the ring opens", row["id"])
+                log.error("webhook endpoint %s has a secret no key of the ring opens", row.id)
                 continue
             # Compare-and-set: a rotation that raced us wins (its new secret is sealed under the current key).
-            if await webhooks_repo.replace_secrets(row["id"], old, new):
+            if await webhooks_repo.replace_secrets(row.id, old, new):
                 changed += 1
-        after = rows[-1]["id"]
+        after = rows[-1].id
     return changed, unreadable
 
 

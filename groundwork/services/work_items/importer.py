@@ -36,12 +36,12 @@ async def import_work_items(
     workspace = await tenancy.get_workspace_by_slug(workspace_slug)
     if workspace is None:
         raise GroundworkError(f"No workspace with the slug {workspace_slug!r}.")
-    actor = await tenancy.get_principal_by_name(workspace["id"], principal_name)
+    actor = await tenancy.get_principal_by_name(workspace.id, principal_name)
     if actor is None:
         raise GroundworkError(f"No principal {principal_name!r} in workspace {workspace_slug!r}.")
     # The operator acts with admin visibility; history names the principal they chose.
-    principal = Principal(actor["id"], workspace["id"], actor["name"], actor["kind"], True, "", frozenset())
-    projects = {p["key"]: p["id"] for p in await tenancy.visible_projects(principal)}
+    principal = Principal(actor.id, workspace.id, actor.name, actor.kind, True, "", frozenset())
+    projects = {p.key: p.id for p in await tenancy.visible_projects(principal)}
     names: dict[str, str | None] = {}
     report = ImportReport()
     for number, line in enumerate(lines, start=1):
@@ -55,8 +55,8 @@ async def import_work_items(
             watchers = []
             for name in record.get("watchers", []):
                 if name not in names:
-                    found = await tenancy.get_principal_by_name(workspace["id"], str(name))
-                    names[name] = found["id"] if found else None
+                    found = await tenancy.get_principal_by_name(workspace.id, str(name))
+                    names[name] = found.id if found else None
                 if names[name] is None:
                     raise GroundworkError(f"unknown watcher {name!r}")
                 watchers.append(names[name])

@@ -19,6 +19,8 @@ from groundwork.domain.work_items import (
 from groundwork.persistence import db
 from groundwork.persistence.repositories import work_items as repo
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
+from groundwork.persistence.repositories.tenancy.workspaces import VisibleProjectRow
+from groundwork.persistence.repositories.work_items import WorkItemChangeRow
 from groundwork.platform.idempotency import request_results
 from groundwork.services.enhancement import heard_runs
 from groundwork.services.tenancy import project_access
@@ -195,12 +197,12 @@ async def update_work_item(
     return updated
 
 
-async def work_item_history(principal: Principal, work_item_id: str) -> list[dict[str, Any]]:
+async def work_item_history(principal: Principal, work_item_id: str) -> list[WorkItemChangeRow]:
     """Who changed a visible work item, when, through which door, and what."""
     await get_work_item(principal, work_item_id)
     return await repo.list_changes(work_item_id)
 
 
-async def list_projects(principal: Principal) -> list[dict[str, Any]]:
+async def list_projects(principal: Principal) -> list[VisibleProjectRow]:
     """The caller's visible projects with their engagement and portfolio."""
     return await tenancy.visible_projects(principal)

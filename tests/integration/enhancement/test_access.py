@@ -47,7 +47,7 @@ async def test_another_workspaces_run_is_404_everywhere(
     client: httpx.AsyncClient, workspace: Workspace, run: dict[str, Any]
 ) -> None:
     other = await tenancy.create_workspace(f"x-{workspace.slug}", "Elsewhere")
-    outsider = Workspace(other["id"], other["slug"])
+    outsider = Workspace(other.id, other.slug)
     key = await outsider.key("intruder", admin=True)
     bodies = {
         "actions": {"action": "estimate", "confirm": True},

@@ -121,8 +121,8 @@ async def test_outbox_events_match_the_spec_payloads(
     run = (await create_run(client, workspace, key, work_item["id"], ["description", "estimate"])).json()["data"]
     applied = await _apply(client, workspace, key, run["id"], [run["drafts"][0]["id"]], work_item["version"])
     assert applied.status_code == 200, applied.text
-    events = [e for e in await outbox.events_for_workspace(workspace.id) if e["resource_id"] == run["id"]]
-    types = [e["type"] for e in events]
+    events = [e for e in await outbox.events_for_workspace(workspace.id) if e.resource_id == run["id"]]
+    types = [e.type for e in events]
     assert types[0] == "work_item_enhancement.queued"
     assert types.count("work_item_enhancement.action_completed") == 2
     assert types.count("work_item_enhancement.draft_created") == 2
@@ -140,13 +140,13 @@ async def test_outbox_events_match_the_spec_payloads(
         "work_item_enhancement.applied": {"run_id", "target_id", "applied_draft_ids", "target_version", "applied_at"},
     }
     for event in events:
-        assert set(event["payload"]) == keys[event["type"]], event
-        assert event["resource_type"] == "work_item_enhancement_run" and event["event_id"].startswith("evt_")
-    queued = events[0]["payload"]
+        assert set(event.payload) == keys[event.type], event
+        assert event.resource_type == "work_item_enhancement_run" and event.event_id.startswith("evt_")
+    queued = events[0].payload
     assert queued["target_type"] == "work_item" and queued["requested_actions"] == ["description", "estimate"]
-    done = next(e for e in events if e["type"] == "work_item_enhancement.completed")["payload"]
+    done = next(e for e in events if e.type == "work_item_enhancement.completed").payload
     assert done["draft_count"] == 2 and done["artifact_count"] == len(run["artifacts"])
-    final = events[-1]["payload"]
+    final = events[-1].payload
     assert final["target_version"] == applied.json()["data"]["target"]["version"]
     assert final["applied_draft_ids"] == [run["drafts"][0]["id"]]
     before = len(await outbox.events_for_workspace(workspace.id))

@@ -74,11 +74,11 @@ async def test_a_refused_generation_fails_the_run_with_a_durable_error_code(
     failed = [
         e
         for e in await outbox.events_for_workspace(workspace.id)
-        if e["type"] == "work_item_enhancement.failed" and e["resource_id"] == run["id"]
+        if e.type == "work_item_enhancement.failed" and e.resource_id == run["id"]
     ]
-    assert [set(e["payload"]) for e in failed] == [{"run_id", "action", "error_code", "failed_at"}]
-    assert failed[0]["payload"]["error_code"] == "generation_rejected"
-    assert failed[0]["payload"]["action"] == "design"  # the failing action is named, whichever ran with it
+    assert [set(e.payload) for e in failed] == [{"run_id", "action", "error_code", "failed_at"}]
+    assert failed[0].payload["error_code"] == "generation_rejected"
+    assert failed[0].payload["action"] == "design"  # the failing action is named, whichever ran with it
 
 
 def _start_worker(settings: Settings, base_url: str) -> subprocess.Popen[bytes]:

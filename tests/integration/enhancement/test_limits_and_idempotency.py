@@ -12,7 +12,7 @@ import httpx
 from groundwork.config import Settings
 from groundwork.domain.enhancement.model import MAX_ACTIONS_PER_RUN
 from groundwork.persistence import db
-from groundwork.persistence.repositories import enhancement as runs
+from groundwork.persistence.repositories.enhancement import applies
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
 from tests.conftest import Workspace, idem, mcp_session, tool_json
@@ -158,7 +158,7 @@ async def test_actions_and_applies_replay_and_refuse_a_reused_key_over_rest(
     assert applied.status_code == 200 and replayed.content == applied.content
     assert replayed.headers["idempotent-replayed"] == "true"
     assert reused.status_code == 422 and reused.json()["code"] == "idempotency_key_reused"
-    assert len(await runs.list_applies(run["id"])) == 1
+    assert len(await applies.list_applies(run["id"])) == 1
 
 
 async def test_actions_and_applies_replay_and_refuse_a_reused_key_over_mcp(
@@ -187,7 +187,7 @@ async def test_actions_and_applies_replay_and_refuse_a_reused_key_over_mcp(
         other = await session.call_tool("apply_drafts", {**apply, "draft_ids": [run["drafts"][0]["id"]]})
     assert applied["data"]["state"] == "applied" and replayed["idempotency_replayed"] is True
     assert other.is_error and _code(other) == "idempotency_key_reused"
-    assert len(await runs.list_applies(run["id"])) == 1
+    assert len(await applies.list_applies(run["id"])) == 1
 
 
 async def test_a_retry_after_an_abandoned_claim_replays_the_first_outcome_instead_of_acting_again(
@@ -217,11 +217,11 @@ async def test_a_retry_after_an_abandoned_claim_replays_the_first_outcome_instea
     # The retry names the same Update: its first outcome, not a second apply (nor a stale-version 409).
     assert retried_apply.status_code == 200, retried_apply.text
     assert retried_apply.json()["data"]["target"]["version"] == version
-    assert len(await runs.list_applies(run["id"])) == 1
+    assert len(await applies.list_applies(run["id"])) == 1
     applied_events = [
         e
         for e in await outbox.events_for_workspace(workspace.id)
-        if e["resource_id"] == run["id"] and e["type"] == "work_item_enhancement.applied"
+        if e.resource_id == run["id"] and e.type == "work_item_enhancement.applied"
     ]
     assert len(applied_events) == 1
 

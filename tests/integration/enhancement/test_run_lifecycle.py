@@ -21,8 +21,9 @@ from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.domain.enhancement.model import ACTION_ERROR_CODES, ActionOutput
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
-from groundwork.persistence.repositories import enhancement as runs
+from groundwork.persistence.repositories.enhancement import run_evidence, runs
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.platform.outbox import OutboxEventRow
 from groundwork.services.enhancement import runs as service
 from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
 from groundwork.services.enhancement.evidence import CorpusEvidence
@@ -64,8 +65,8 @@ class BrokenEnhancer:
         raise KeyError("choices")
 
 
-async def _events(workspace: Workspace, run_id: str) -> list[dict[str, Any]]:
-    return [e for e in await outbox.events_for_workspace(workspace.id) if e["resource_id"] == run_id]
+async def _events(workspace: Workspace, run_id: str) -> list[OutboxEventRow]:
+    return [e for e in await outbox.events_for_workspace(workspace.id) if e.resource_id == run_id]
 
 
 async def _settled(http: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str) -> dict[str, Any]:
@@ -97,9 +98,9 @@ async def test_a_runs_actions_run_concurrently_on_evidence_gathered_once(
     assert [a["state"] for a in run["actions"]] == ["completed"] * 4
     assert script.most_in_flight >= 2  # the actions' generations overlapped
     assert evidence.calls == 1  # gathered once for the run, shared by its four actions
-    stored = await runs.get_run_evidence(run["id"])
+    stored = await run_evidence.get_run_evidence(run["id"])
     assert stored is not None
-    types = [e["type"] for e in await _events(workspace, run["id"])]
+    types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 4
     assert types.count("work_item_enhancement.completed") == 1  # exactly one of them finished the run
 
@@ -132,9 +133,9 @@ async def test_a_failed_review_time_action_leaves_the_run_reviewable(
         ("design", "failed", "generation_rejected"),
     ]
     assert [a["id"] for a in after["allowedActions"]] == ["read", "run_action", "apply"]
-    failed = [e for e in await _events(workspace, run["id"]) if e["type"] == "work_item_enhancement.failed"]
-    assert [e["payload"]["action"] for e in failed] == ["design"]
-    assert failed[0]["payload"]["error_code"] == "generation_rejected"
+    failed = [e for e in await _events(workspace, run["id"]) if e.type == "work_item_enhancement.failed"]
+    assert [e.payload["action"] for e in failed] == ["design"]
+    assert failed[0].payload["error_code"] == "generation_rejected"
     assert applied.status_code == 200 and applied.json()["data"]["state"] == "applied"
 
 
@@ -150,8 +151,8 @@ async def test_an_unexpected_failure_is_coded_internal_error_never_a_class_name(
     assert run["state"] == "failed"
     assert run["error"]["code"] == "internal_error" and "KeyError" not in run["error"]["message"]
     assert run["actions"][0]["errorCode"] == "internal_error"
-    [failed] = [e for e in await _events(workspace, run["id"]) if e["type"] == "work_item_enhancement.failed"]
-    assert failed["payload"]["error_code"] in ACTION_ERROR_CODES
+    [failed] = [e for e in await _events(workspace, run["id"]) if e.type == "work_item_enhancement.failed"]
+    assert failed.payload["error_code"] in ACTION_ERROR_CODES
 
 
 async def test_an_update_accepted_while_the_initial_action_fails_is_answered_not_abandoned(
@@ -337,7 +338,7 @@ async def test_create_with_temporal_unreachable_stores_the_run_queued_and_the_sw
         assert run["state"] == "queued" and run["requestedActions"] == ["estimate"]
         operation = (await http.get(f"/api/v1/operations/{run['id']}", headers=workspace.headers(key))).json()
         assert operation["data"]["status"] == "queued"
-    assert [e["type"] for e in await _events(workspace, run["id"])] == ["work_item_enhancement.queued"]
+    assert [e.type for e in await _events(workspace, run["id"])] == ["work_item_enhancement.queued"]
     assert await service.sweep_queued_runs(temporal_client, settings.temporal_task_queue, 3600, 0) >= 1
     settled = await _settled(client, workspace, key, run["id"])
     assert settled["state"] == "ready_for_review" and len(settled["drafts"]) == 1
@@ -362,11 +363,11 @@ async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace
         )
     first = [Evidence(EvidenceRef("passage", "psg_1"), "First passage text.", "Doc", "Doc > Risks")]
     references = [ReferenceItem("wi_1", "DSP-1", "Done before", 3, "Estimated at three.")]
-    kept = await runs.store_run_evidence(run_id, first, references)
-    late = await runs.store_run_evidence(
+    kept = await run_evidence.store_run_evidence(run_id, first, references)
+    late = await run_evidence.store_run_evidence(
         run_id, [Evidence(EvidenceRef("passage", f"psg_{uuid.uuid4().hex}"), "x", "y")], []
     )
-    stored = await runs.get_run_evidence(run_id)
+    stored = await run_evidence.get_run_evidence(run_id)
     assert stored is not None and stored[0] == first
     # The storing call's copy is exactly what every later reader gets (a whole estimate reads back as 3.0).
     assert kept == stored and isinstance(kept[1][0].estimate, float)
@@ -446,7 +447,7 @@ async def test_initial_actions_commit_together_and_a_retry_performs_only_the_one
     ]
     kept = await db.fetch("SELECT id FROM enhancement_drafts WHERE run_id = $1 ORDER BY id", run["id"])
     assert kept and (await runs.get_run_by_id(run["id"])).state == "running"  # type: ignore[union-attr]
-    types = [e["type"] for e in await _events(workspace, run["id"])]
+    types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 2
     assert "work_item_enhancement.completed" not in types
 
@@ -460,7 +461,7 @@ async def test_initial_actions_commit_together_and_a_retry_performs_only_the_one
     drafts = await db.fetch("SELECT id FROM enhancement_drafts WHERE run_id = $1 ORDER BY id", run["id"])
     assert {r["id"] for r in kept} < {r["id"] for r in drafts}  # nothing stored twice, nothing replaced
     assert sorted(d for r in results for d in r.draft_ids) == sorted(r["id"] for r in drafts)
-    types = [e["type"] for e in await _events(workspace, run["id"])]
+    types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 3
     assert types.count("work_item_enhancement.completed") == 1
 
@@ -477,7 +478,7 @@ async def test_an_in_process_generators_actions_run_in_the_first_step_without_an
     assert all(d["evidenceRefs"] for d in run["drafts"])
     scheduled, _ = activity_tasks(await temporal_client.get_workflow_handle(run["id"]).fetch_history())
     assert scheduled == []  # the server dispatched no activity
-    types = [e["type"] for e in await _events(workspace, run["id"])]
+    types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 4
     assert types.count("work_item_enhancement.completed") == 1
 
@@ -502,7 +503,7 @@ async def test_an_action_failing_in_the_first_step_is_retried_alone_by_the_actio
         ["enhancement_perform_actions"],
         [1],
     )
-    types = [e["type"] for e in await _events(workspace, run["id"])]
+    types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 3
     assert types.count("work_item_enhancement.completed") == 1
     assert "work_item_enhancement.failed" not in types
@@ -525,6 +526,16 @@ class SlowOnce:
         return await self.inner.enhance(context)
 
 
+async def _history_with_completed_activity(temporal_client: Any, run_id: str) -> Any:
+    deadline = asyncio.get_running_loop().time() + 15
+    while True:
+        history = await temporal_client.get_workflow_handle(run_id).fetch_history()
+        if any(e.HasField("activity_task_completed_event_attributes") for e in history.events):
+            return history
+        assert asyncio.get_running_loop().time() < deadline, "the activity's completion was never recorded"
+        await asyncio.sleep(0.05)
+
+
 async def test_a_first_step_too_slow_to_perform_the_actions_hands_them_to_their_activity(
     settings: Settings,
     temporal_client: Any,
@@ -543,11 +554,11 @@ async def test_a_first_step_too_slow_to_perform_the_actions_hands_them_to_their_
     assert run["state"] == "ready_for_review" and run["drafts"]
     # The first step gave up (and committed nothing); the activity performed the action at its first attempt.
     assert generator.calls == 2
-    assert activity_tasks(await temporal_client.get_workflow_handle(run["id"]).fetch_history()) == (
-        ["enhancement_perform_actions"],
-        [1],
-    )
-    types = [e["type"] for e in await _events(workspace, run["id"])]
+    # The run is ready once the activity committed its drafts; Temporal records the activity's start with its
+    # completion, which the worker reports a moment later.
+    history = await _history_with_completed_activity(temporal_client, run["id"])
+    assert activity_tasks(history) == (["enhancement_perform_actions"], [1])
+    types = [e.type for e in await _events(workspace, run["id"])]
     assert types.count("work_item_enhancement.action_completed") == 1
     assert "work_item_enhancement.failed" not in types
 

@@ -188,7 +188,7 @@ async def test_a_queued_run_without_a_workflow_is_started_by_the_sweep(
 
     from groundwork.domain.ids import new_id
     from groundwork.persistence import db
-    from groundwork.persistence.repositories import enhancement as runs
+    from groundwork.persistence.repositories.enhancement import runs
     from groundwork.services.enhancement.runs import sweep_queued_runs
 
     key = await workspace.key("owner", admin=True)
@@ -220,7 +220,7 @@ async def test_a_queued_run_whose_workflow_was_terminated_is_failed_by_the_sweep
 ) -> None:
     from groundwork.domain.ids import new_id
     from groundwork.persistence import db
-    from groundwork.persistence.repositories import enhancement as runs
+    from groundwork.persistence.repositories.enhancement import runs
     from groundwork.persistence.repositories.platform import outbox
     from groundwork.services.enhancement.runs import start_run_workflow, sweep_queued_runs
 
@@ -246,5 +246,5 @@ async def test_a_queued_run_whose_workflow_was_terminated_is_failed_by_the_sweep
     await sweep_queued_runs(temporal_client, queue, 3600, older_than_seconds=0)
     failed = (await client.get(f"/api/v1/work-item-enhancements/{run_id}", headers=workspace.headers(key))).json()
     assert failed["data"]["state"] == "failed" and failed["data"]["error"]["code"] == "workflow_closed"
-    events = [e["type"] for e in await outbox.events_for_workspace(workspace.id) if e["resource_id"] == run_id]
+    events = [e.type for e in await outbox.events_for_workspace(workspace.id) if e.resource_id == run_id]
     assert events == ["work_item_enhancement.failed"]

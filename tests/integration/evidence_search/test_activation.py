@@ -13,7 +13,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from groundwork.persistence import db
-from groundwork.persistence.repositories.evidence_search import corpus as repo
+from groundwork.persistence.repositories.evidence_search import sources
+from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.platform.search_replica.corpus_projection import catch_up_index
 from groundwork.search.corpus_index import corpus_index
 from groundwork.services.evidence_search import admin as corpus_admin
@@ -75,8 +76,8 @@ async def test_a_changed_source_is_findable_at_every_step_of_its_re_ingest_and_c
     await catch_up_index(corpus_index())
     # The index commit is the activation readers see: the new version, all of it, and nothing of the old.
     assert await served() == {new_version}
-    state = await repo.version_state(new_version)
-    assert state is not None and state["status"] == "pending"  # PostgreSQL follows the index
+    state = await sources.version_state(new_version)
+    assert state is not None and state.status == "pending"  # PostgreSQL follows the index
     assert (await activate_version(new_version)).status == "active"
     assert await served() == {new_version}
     assert len(_assert_counts_agree(await _pages(client, workspace, key, "lantern relay", limit=5))) == 7
@@ -127,14 +128,15 @@ async def test_an_in_process_import_indexes_every_file_before_it_activates_any(
     activate = corpus_admin.activate_in_process
 
     async def watched(published: Any) -> Any:
-        state = await repo.version_state(published.version_id)
+        state = await sources.version_state(published.version_id)
         snapshot = corpus_index().snapshot()
         assert state is not None
-        at_activation.append((state["status"], snapshot is not None and snapshot.applied_seq >= published.index_seq))
+        at_activation.append((state.status, snapshot is not None and snapshot.applied_seq >= published.index_seq))
         return await activate(published)
 
     monkeypatch.setattr(corpus_admin, "activate_in_process", watched)
-    project = {"id": workspace.projects["ALPHA"], "workspace_id": workspace.id}
+    project = await tenancy.project_by_id(workspace.projects["ALPHA"])
+    assert project is not None
     report = await corpus_admin.ingest_files(project, files, owner="test", client=None, task_queue="")
 
     assert [f.outcome for f in report.files] == ["added"] * 3 and report.passages_added == 3
@@ -174,7 +176,8 @@ async def test_an_import_activates_a_few_files_at_once_and_reports_a_failed_acti
             in_flight -= 1
 
     monkeypatch.setattr(corpus_admin, "activate_in_process", watched)
-    project = {"id": workspace.projects["ALPHA"], "workspace_id": workspace.id}
+    project = await tenancy.project_by_id(workspace.projects["ALPHA"])
+    assert project is not None
     report = await corpus_admin.ingest_files(project, files, owner="test", client=None, task_queue="")
 
     assert 1 < most <= corpus_admin._CONCURRENT_INGESTS

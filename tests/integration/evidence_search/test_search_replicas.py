@@ -17,9 +17,9 @@ import pytest
 from ulid import ULID
 
 from groundwork.config import Settings
-from groundwork.persistence.repositories.evidence_search import corpus as corpus_repo
+from groundwork.persistence.repositories.evidence_search import index_log
 from groundwork.platform.search_replica import replica as search_replica
-from groundwork.platform.search_replica.corpus_projection import catch_up_index, indexed_passage
+from groundwork.platform.search_replica.corpus_projection import catch_up_index
 from groundwork.platform.search_replica.replica import SearchReplica
 from groundwork.search import corpus_index
 from groundwork.search.corpus_index import SCHEMA_VERSION, CorpusGenerationWriter, CorpusIndex, build_schema
@@ -290,9 +290,8 @@ async def _write_earlier_analysis_generation(index_dir: Path, version: int) -> s
     path = folder / f"gen-{ULID()}"
     path.mkdir(parents=True)
     writer = CorpusGenerationWriter(path, build_schema(version), heap_bytes=50_000_000, schema_version=version)
-    rows = await corpus_repo.indexable_passages_after(0, 1_000_000)
-    writer.add_passages([indexed_passage(row) for row in rows])
-    writer.commit(await corpus_repo.last_index_change())
+    writer.add_passages(await index_log.indexable_passages_after(0, 1_000_000))
+    writer.commit(await index_log.last_index_change())
     writer.close()
     (folder / "CURRENT").write_text(path.name)
     return path.name

@@ -74,7 +74,7 @@ async def test_an_email_reaches_a_real_smtp_server_and_its_action_link_acknowled
         ("read", "acknowledged", "email", people.bob.id),
     ]
     [delivery] = await notification_deliveries.deliveries_of(notification["id"])
-    assert (delivery["channel"], delivery["status"], delivery["attempts"]) == ("email", "sent", 1)
+    assert (delivery.channel, delivery.status, delivery.attempts) == ("email", "sent", 1)
 
 
 async def test_a_forged_expired_or_stale_action_link_changes_nothing(
@@ -185,12 +185,12 @@ async def test_an_hourly_digest_sends_one_mail_for_its_window_when_the_timer_fir
 
     async def all_sent() -> bool:
         rows = [d for n in notifications for d in await notification_deliveries.deliveries_of(n["id"])]
-        return len(rows) == 3 and all(d["status"] == "sent" for d in rows)
+        return len(rows) == 3 and all(d.status == "sent" for d in rows)
 
     await wait_until(all_sent, timeout=20, what="the digest")
     delivered = [d for n in notifications for d in await notification_deliveries.deliveries_of(n["id"])]
-    windows = {d["digest_id"] for d in delivered}
-    assert all(d["workflow_id"] is None for d in delivered)  # sent by their digest's workflow, not their own
+    windows = {d.digest_id for d in delivered}
+    assert all(d.workflow_id is None for d in delivered)  # sent by their digest's workflow, not their own
     mails = await mailbox.wait_for(len(windows))
     assert len(windows) <= 2 and len(mails) == len(windows)  # three items, split by at most one window boundary
     texts = [m.get_body(preferencelist=("plain",)).get_content() for m in mails]  # type: ignore[union-attr]
@@ -227,7 +227,7 @@ async def test_sends_whose_start_was_lost_are_started_by_the_sweep(
         await start_thread(client, people, people.alice, [people.bob], "lost start")
         [notification] = await _notified(client, people, people.bob)
         [delivery] = await notification_deliveries.deliveries_of(notification["id"])
-        assert delivery["workflow_started_at"] is None
+        assert delivery.workflow_started_at is None
     finally:
         fanout.start_consumed = original  # type: ignore[method-assign]
     [mail] = await mailbox.wait_for(1, timeout=20)

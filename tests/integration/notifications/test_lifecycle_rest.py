@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.platform.outbox import OutboxEventRow
 from tests.conftest import idem, lose_the_answer
 from tests.integration.notifications.conftest import People, command, inbox
 
@@ -22,8 +23,8 @@ async def _detail(client: httpx.AsyncClient, people: People, notification_id: st
     return dict(response.json()["data"])
 
 
-async def _events(people: People, notification_id: str) -> list[dict[str, Any]]:
-    return [e for e in await outbox.events_for_workspace(people.workspace.id) if e["resource_id"] == notification_id]
+async def _events(people: People, notification_id: str) -> list[OutboxEventRow]:
+    return [e for e in await outbox.events_for_workspace(people.workspace.id) if e.resource_id == notification_id]
 
 
 async def test_each_allowed_move_answers_status_version_operation_and_is_audited_with_its_event(
@@ -57,14 +58,14 @@ async def test_each_allowed_move_answers_status_version_operation_and_is_audited
         ("acknowledged", "dismissed", "rest", people.bob.id, "dismiss it"),
     ]
     events = await _events(people, created["id"])
-    assert [e["type"] for e in events] == [
+    assert [e.type for e in events] == [
         "notification.created",
         "notification.updated",
         "notification.acknowledged",
         "notification.updated",
     ]
-    assert events[1]["payload"]["changed_fields"] == ["status"] and events[1]["payload"]["version"] == 2
-    assert events[2]["payload"]["prior_status"] == "read" and events[2]["payload"]["status"] == "acknowledged"
+    assert events[1].payload["changed_fields"] == ["status"] and events[1].payload["version"] == 2
+    assert events[2].payload["prior_status"] == "read" and events[2].payload["status"] == "acknowledged"
 
 
 @pytest.mark.parametrize(
@@ -149,7 +150,7 @@ async def test_a_replayed_acknowledge_answers_the_same_body_and_bumps_nothing(
     assert second.content == first.content and second.headers["idempotent-replayed"] == "true"
     detail = await _detail(client, people, created["id"])
     assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
-    assert [e["type"] for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
+    assert [e.type for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
 
 
 async def test_an_acknowledge_retried_after_its_answer_was_lost_answers_that_move_and_moves_once(
@@ -169,7 +170,7 @@ async def test_an_acknowledge_retried_after_its_answer_was_lost_answers_that_mov
     assert retried.status_code == 200 and retried.json() == first.json()
     detail = await _detail(client, people, created["id"])
     assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
-    assert [e["type"] for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
+    assert [e.type for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
 
 
 async def test_list_is_newest_first_with_filters_keyset_pages_and_unread_count(

@@ -140,15 +140,15 @@ async def test_the_demo_admin_has_notifications_in_each_state_and_a_thread(datab
     assert await seed_demo_notifications(settings) is False  # once
     workspace = await tenancy.get_workspace_by_slug(WORKSPACE_SLUG)
     assert workspace is not None
-    admin = await tenancy.get_principal_by_name(workspace["id"], "admin")
+    admin = await tenancy.get_principal_by_name(workspace.id, "admin")
     assert admin is not None
     rows, _ = await notification_repo.list_inbox(
-        admin["id"], status=None, source_kind=None, since=None, after_id=None, limit=100
+        admin.id, status=None, source_kind=None, since=None, after_id=None, limit=100
     )
-    assert sorted(r["status"] for r in rows) == ["acknowledged", "dismissed", "read", "unread"]
-    assert await notification_repo.unread_count(admin["id"]) == 1
-    history = await notification_repo.history(next(r["id"] for r in rows if r["status"] == "dismissed"))
-    assert [(h["from_status"], h["to_status"], h["via"]) for h in history] == [
+    assert sorted(r.status for r in rows) == ["acknowledged", "dismissed", "read", "unread"]
+    assert await notification_repo.unread_count(admin.id) == 1
+    history = await notification_repo.history(next(r.id for r in rows if r.status == "dismissed"))
+    assert [(h.from_status, h.to_status, h.via) for h in history] == [
         ("unread", "read", "demo"),
         ("read", "acknowledged", "demo"),
         ("acknowledged", "dismissed", "demo"),

@@ -66,7 +66,7 @@ async def test_a_worker_killed_mid_send_loses_no_notification_and_no_mail(
         process.wait()
         [notification] = (await inbox(client, people, people.bob))["data"]
         [delivery] = await notification_deliveries.deliveries_of(notification["id"])
-        assert delivery["status"] == "pending" and mailbox.messages == []
+        assert delivery.status == "pending" and mailbox.messages == []
 
         mailbox.hold.set()  # the server is healthy again; the dead worker's connection is gone
         configured = dataclasses.replace(settings, temporal_task_queue=queue, smtp_url=mailbox.url, public_url=api_url)
@@ -76,7 +76,7 @@ async def test_a_worker_killed_mid_send_loses_no_notification_and_no_mail(
         assert mail["X-Groundwork-Notification"] == notification["id"]
 
         async def recorded() -> bool:
-            return (await notification_deliveries.deliveries_of(notification["id"]))[0]["status"] == "sent"
+            return (await notification_deliveries.deliveries_of(notification["id"]))[0].status == "sent"
 
         await wait_until(recorded, what="the delivery to be recorded as sent")
         await asyncio.sleep(0.5)

@@ -105,7 +105,7 @@ async def test_in_flight_key_answers_409(client: httpx.AsyncClient, workspace: W
 
     [record] = await list_keys(workspace.slug)
     body = b'{"project_id":"p","title":"t"}'
-    claim = await idempotency.claim(record["id"], "held", fingerprint("POST", "/api/v1/work-items", body))
+    claim = await idempotency.claim(record.id, "held", fingerprint("POST", "/api/v1/work-items", body))
     assert claim.claimed
     response = await client.post(
         "/api/v1/work-items",

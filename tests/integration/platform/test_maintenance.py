@@ -19,8 +19,8 @@ async def test_purge_workflow_removes_expired_records_only(
 
     await workspace.key(admin=True)
     [record] = await list_keys(workspace.slug)
-    assert (await idempotency.claim(record["id"], "fresh", "fp")).claimed
-    assert (await idempotency.claim(record["id"], "stale", "fp")).claimed
+    assert (await idempotency.claim(record.id, "fresh", "fp")).claimed
+    assert (await idempotency.claim(record.id, "stale", "fp")).claimed
     from groundwork.persistence import db
 
     await db.execute("UPDATE idempotency_keys SET expires_at = now() - interval '1 hour' WHERE key = 'stale'")
@@ -30,8 +30,8 @@ async def test_purge_workflow_removes_expired_records_only(
         task_queue=settings.temporal_task_queue,
     )
     assert removed >= 1
-    assert not (await idempotency.claim(record["id"], "fresh", "other")).claimed  # still held
-    assert (await idempotency.claim(record["id"], "stale", "fp")).claimed  # gone, so claimable again
+    assert not (await idempotency.claim(record.id, "fresh", "other")).claimed  # still held
+    assert (await idempotency.claim(record.id, "stale", "fp")).claimed  # gone, so claimable again
 
 
 async def test_schedules_are_created_once(temporal_client: Any, settings: Any) -> None:
@@ -129,7 +129,7 @@ async def test_webhook_history_is_purged_after_its_windows_and_nothing_still_nee
     )
     assert purged.attempts >= 1 and purged.deliveries >= 1 and purged.outbox_events >= 2
 
-    events = {e["event_id"] for e in await outbox.events_for_workspace(workspace.id)}
+    events = {e.event_id for e in await outbox.events_for_workspace(workspace.id)}
     assert old_event not in events and lone not in events  # past the window, needed by no delivery
     assert kept_event in events and retrying_event in events  # recent, or still being delivered
     deliveries = {

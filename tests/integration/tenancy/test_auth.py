@@ -24,7 +24,7 @@ async def test_unknown_and_revoked_keys_are_401(client: httpx.AsyncClient, works
     ok = await client.get("/api/v1/projects", headers=workspace.headers(key))
     assert ok.status_code == 200
     [record] = [k for k in await api_keys.list_keys(workspace.slug)]
-    assert await api_keys.revoke_key(record["id"])
+    assert await api_keys.revoke_key(record.id)
     revoked = await client.get("/api/v1/projects", headers=workspace.headers(key))
     assert revoked.status_code == 401 and revoked.json()["code"] == "unauthenticated"
 
@@ -56,7 +56,7 @@ async def test_other_workspaces_work_item_is_404_never_403(client: httpx.AsyncCl
     from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
     other_ws = await tenancy.create_workspace(f"o-{workspace.slug}", "Other")
-    outsider = Workspace(other_ws["id"], other_ws["slug"])
+    outsider = Workspace(other_ws.id, other_ws.slug)
     outsider_key = await outsider.key("admin", admin=True)
     response = await client.get(f"/api/v1/work-items/{item_id}", headers=outsider.headers(outsider_key))
     assert response.status_code == 404 and response.json()["code"] == "not_found"

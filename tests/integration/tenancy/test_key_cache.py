@@ -3,13 +3,12 @@ an unknown key costs one database query, not one per request."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 
 from groundwork.persistence import db
 from groundwork.persistence.repositories.tenancy import api_keys as key_records
+from groundwork.persistence.repositories.tenancy.api_keys import ActiveKeyRow
 from groundwork.services.tenancy import api_keys
 from tests.conftest import Workspace
 
@@ -25,15 +24,15 @@ async def test_a_revoked_key_is_refused_at_once_by_another_api_process_that_had_
         # Proof that the other process answers from its cache: a revoke it is not told about goes unseen.
         async with db.transaction():
             await db.execute("ALTER TABLE api_keys DISABLE TRIGGER api_keys_cache_update")
-            await db.execute("UPDATE api_keys SET revoked_at = now() WHERE id = $1", record["id"])
+            await db.execute("UPDATE api_keys SET revoked_at = now() WHERE id = $1", record.id)
         assert (await other.get("/api/v1/projects", headers=workspace.headers(key))).status_code == 200
         async with db.transaction():
-            await db.execute("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", record["id"])
+            await db.execute("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", record.id)
             await db.execute("ALTER TABLE api_keys ENABLE TRIGGER api_keys_cache_update")
 
         # In this process (which returns once it has heard its own change): the other one only hears of
         # it, sent by PostgreSQL at the same commit (on a loaded machine its delivery is not instant).
-        assert await api_keys.revoke_key(record["id"])
+        assert await api_keys.revoke_key(record.id)
         refused = await other.get("/api/v1/projects", headers=workspace.headers(key))
         assert refused.status_code == 401 and refused.json()["code"] == "unauthenticated"
         # And it stays refused (nothing re-caches the revoked key).
@@ -46,7 +45,7 @@ async def test_an_unknown_key_costs_one_query_and_a_new_key_works_at_once(
     lookups: list[str] = []
     original = key_records.find_active_by_hash
 
-    async def counted(key_hash: str) -> dict[str, Any] | None:
+    async def counted(key_hash: str) -> ActiveKeyRow | None:
         lookups.append(key_hash)
         return await original(key_hash)
 

@@ -105,7 +105,7 @@ async def test_an_event_reaches_every_subscribed_endpoint_and_no_other(
     assert patched.json()["data"]["disabledReason"] == "manual"
     # The same subscription in another workspace.
     ws2 = await tenancy.create_workspace(f"{workspace.slug}-b", "Other")
-    other = Workspace(ws2["id"], ws2["slug"])
+    other = Workspace(ws2.id, ws2.slug)
     other_key = await other.key(admin=True)
     await create_endpoint(client, other, other_key, foreign.url, ["work_item_enhancement.*"])
 

@@ -124,7 +124,7 @@ async def test_scope_idempotency_and_tenancy(client: httpx.AsyncClient, workspac
     assert len((await client.get(BASE, headers=workspace.headers(key))).json()["data"]) == 1
 
     ws2 = await tenancy.create_workspace(f"{workspace.slug}-x", "Other")
-    other = Workspace(ws2["id"], ws2["slug"])
+    other = Workspace(ws2.id, ws2.slug)
     other_key = await other.key(admin=True)
     endpoint_id = first.json()["data"]["id"]
     for method, path in (

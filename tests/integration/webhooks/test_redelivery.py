@@ -77,7 +77,7 @@ async def test_a_redelivery_whose_start_failed_is_started_by_the_sweep_not_lost_
         reopened = await service.redeliver(principal, delivery["id"])
     finally:
         release_connection(token)
-    assert reopened["status"] == "pending" and reopened["generation"] == 1
+    assert reopened.status == "pending" and reopened.generation == 1
 
     # The relay's sweep starts it; the run of generation 0 still sleeping must not stand in for it.
     requests = await receiver.wait_for(2, timeout=15)

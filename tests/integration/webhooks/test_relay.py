@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 
 from groundwork.persistence import db
-from groundwork.persistence.repositories import webhooks as repo
 from groundwork.persistence.repositories.platform import outbox
+from groundwork.persistence.repositories.webhooks import deliveries as repo
 from groundwork.platform.outbox.relay import OutboxRelay
 from groundwork.services.webhooks.deliveries import WebhookDeliveries
 from groundwork.worker import outbox_relay
@@ -105,7 +105,7 @@ async def test_a_claim_committed_without_its_start_is_started_by_the_next_sweep(
     deliveries = WebhookDeliveries(lambda: temporal_client, webhook_settings)
     claimed = await outbox.claim_batch(1000, on_claimed=deliveries.consume)
     created = deliveries.created
-    assert claimed >= 1 and [d["event_id"] for d in created if d["endpoint_id"] == endpoint["id"]] == [event_id]
+    assert claimed >= 1 and [d.event_id for d in created if d.endpoint_id == endpoint["id"]] == [event_id]
     patient = outbox_relay(temporal_client, webhook_settings, restart_grace_seconds=3600)
     await patient.run_once()
     assert receiver.requests == []  # within the grace period: it may still be starting elsewhere

@@ -156,11 +156,11 @@ async def test_every_subscribable_event_names_its_project_or_its_owner(
     ).json()["data"]
     await create_run(client, workspace, key, item["id"], ["requirements"])
     events = await outbox.events_for_workspace(workspace.id)
-    run_events = [e for e in events if e["type"].startswith("work_item_enhancement.")]
-    assert run_events and {e["project_id"] for e in run_events} == {workspace.projects["BETA"]}
-    assert all(e["private_to"] is None for e in run_events)
+    run_events = [e for e in events if e.type.startswith("work_item_enhancement.")]
+    assert run_events and {e.project_id for e in run_events} == {workspace.projects["BETA"]}
+    assert all(e.private_to is None for e in run_events)
 
     provider = await register(workspace, "risk-radar")
     await contribute(workspace, body(provider, workspace.projects["ALPHA"], "Vendor risk", "The vendor may slip."))
-    context = [e for e in await outbox.events_for_workspace(workspace.id) if e["type"].startswith("context_engine.")]
-    assert len(context) == 2 and {e["project_id"] for e in context} == {workspace.projects["ALPHA"]}
+    context = [e for e in await outbox.events_for_workspace(workspace.id) if e.type.startswith("context_engine.")]
+    assert len(context) == 2 and {e.project_id for e in context} == {workspace.projects["ALPHA"]}

@@ -74,7 +74,8 @@ def test_pages_follow_score_then_seq_and_respect_the_cap() -> None:
 def test_pruned_pages_are_the_pages_of_the_whole_query(monkeypatch: pytest.MonkeyPatch) -> None:
     from groundwork.domain.evidence_search.corpus import SOURCE_KINDS
     from groundwork.search import corpus_search
-    from groundwork.search.corpus_search import IndexStatistics, collect_page
+    from groundwork.search.corpus_search import collect_page
+    from groundwork.search.ranking import IndexStatistics
 
     rng = random.Random(5)
     docs = []

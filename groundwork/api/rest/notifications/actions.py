@@ -51,14 +51,14 @@ async def show_action(request: Request[Any, Any, Any], token: str) -> Response[A
             return _page("This link cannot be used", error.detail, status=error.status)
         return groundwork_error_handler(request, error)
     if _wants_html(request):
-        return _page(notification["title"], f"Acknowledge this notification? ({notification['status']})", button=True)
+        return _page(notification.title, f"Acknowledge this notification? ({notification.status})", button=True)
     return Response(
         {
             "data": {
-                "id": notification["id"],
-                "status": notification["status"],
-                "version": notification["version"],
-                "title": notification["title"],
+                "id": notification.id,
+                "status": notification.status,
+                "version": notification.version,
+                "title": notification.title,
             }
         }
     )

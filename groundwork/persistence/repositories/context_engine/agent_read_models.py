@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+
+from asyncpg import Record
 
 from groundwork.domain.work_items import STATUSES
 from groundwork.persistence import db
@@ -11,7 +13,56 @@ from groundwork.persistence import db
 _STATUS_COUNTS = ", ".join(f"count(*) FILTER (WHERE w.status = '{s}') AS {s}" for s in STATUSES)
 
 
-async def work_item_counts(project_ids: list[str], recent: datetime, previous: datetime) -> dict[str, dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class WorkItemCountsRow:
+    """A project's work items: in all, by status, and added in the recent and the previous window."""
+
+    project_id: str
+    total: int
+    by_status: dict[str, int]
+    added_recent: int
+    added_previous: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeCountsRow:
+    """A project's work items moved to done, and its scope changes, in the recent and the previous window."""
+
+    project_id: str
+    done_recent: int
+    done_previous: int
+    scope_recent: int
+    scope_previous: int
+
+
+@dataclass(frozen=True, slots=True)
+class PackageCountsRow:
+    """A project's packages of one type: current (fresh enough), stale, and created in each window."""
+
+    project_id: str
+    contribution_type: str
+    current: int
+    stale: int
+    new_recent: int
+    new_previous: int
+
+
+@dataclass(frozen=True, slots=True)
+class SprintCountsRow:
+    """A sprint's work items: in all, and by status."""
+
+    sprint: str
+    total: int
+    by_status: dict[str, int]
+
+
+def _by_status(row: Record) -> dict[str, int]:
+    return {s: row[s] for s in STATUSES}
+
+
+async def work_item_counts(
+    project_ids: list[str], recent: datetime, previous: datetime
+) -> dict[str, WorkItemCountsRow]:
     """Per project: work items by status, and how many were added in the recent and the previous window."""
     rows = await db.fetch(
         f"""
@@ -24,12 +75,21 @@ async def work_item_counts(project_ids: list[str], recent: datetime, previous: d
         recent,
         previous,
     )
-    return {r["project_id"]: dict(r) for r in rows}
+    return {
+        r["project_id"]: WorkItemCountsRow(
+            project_id=r["project_id"],
+            total=r["total"],
+            by_status=_by_status(r),
+            added_recent=r["added_recent"],
+            added_previous=r["added_previous"],
+        )
+        for r in rows
+    }
 
 
 async def change_counts(
     project_ids: list[str], recent: datetime, previous: datetime, scope_fields: tuple[str, ...]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ChangeCountsRow]:
     """Per project: work items moved to done, and scope changes, in the recent and the previous window."""
     rows = await db.fetch(
         """
@@ -47,12 +107,21 @@ async def change_counts(
         previous,
         list(scope_fields),
     )
-    return {r["project_id"]: dict(r) for r in rows}
+    return {
+        r["project_id"]: ChangeCountsRow(
+            project_id=r["project_id"],
+            done_recent=r["done_recent"],
+            done_previous=r["done_previous"],
+            scope_recent=r["scope_recent"],
+            scope_previous=r["scope_previous"],
+        )
+        for r in rows
+    }
 
 
 async def package_counts(
     project_ids: list[str], classes: list[str], stale_before: datetime, recent: datetime, previous: datetime
-) -> dict[tuple[str, str], dict[str, Any]]:
+) -> dict[tuple[str, str], PackageCountsRow]:
     """Per project and type: current packages (fresh enough, stale), and those created in each window."""
     rows = await db.fetch(
         """
@@ -71,10 +140,20 @@ async def package_counts(
         recent,
         previous,
     )
-    return {(r["project_id"], r["contribution_type"]): dict(r) for r in rows}
+    return {
+        (r["project_id"], r["contribution_type"]): PackageCountsRow(
+            project_id=r["project_id"],
+            contribution_type=r["contribution_type"],
+            current=r["current"],
+            stale=r["stale"],
+            new_recent=r["new_recent"],
+            new_previous=r["new_previous"],
+        )
+        for r in rows
+    }
 
 
-async def sprint_counts(project_id: str) -> list[dict[str, Any]]:
+async def sprint_counts(project_id: str) -> list[SprintCountsRow]:
     """Per sprint of a project: work items by status."""
     rows = await db.fetch(
         f"""
@@ -83,7 +162,7 @@ async def sprint_counts(project_id: str) -> list[dict[str, Any]]:
         """,
         project_id,
     )
-    return [dict(r) for r in rows]
+    return [SprintCountsRow(sprint=r["sprint"], total=r["total"], by_status=_by_status(r)) for r in rows]
 
 
 async def sprint_blockers(project_id: str, sprint: str, classes: list[str], stale_before: datetime) -> int:
@@ -102,11 +181,3 @@ async def sprint_blockers(project_id: str, sprint: str, classes: list[str], stal
         stale_before,
     )
     return int(row["n"]) if row else 0
-
-
-async def projects_with_engagement(project_ids: list[str]) -> list[dict[str, Any]]:
-    """Project id, key and engagement, by key."""
-    rows = await db.fetch(
-        "SELECT id, key, engagement_id FROM projects WHERE id = ANY($1::text[]) ORDER BY key", project_ids
-    )
-    return [dict(r) for r in rows]

@@ -2,19 +2,115 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+
+from asyncpg import Record
 
 from groundwork.persistence import db
+from groundwork.persistence.repositories.notifications.preferences import PreferencesRow, preferences_row
 
 # What a starter needs to start a delivery's workflow.
 _DELIVERY_START = "id, workflow_id, workspace_id, notification_id, recipient_id, channel"
-_DIGEST_START = "id, workflow_id, workspace_id, recipient_id, cadence, window_start, window_end"
+_DIGEST_START = "id, workflow_id, workspace_id, recipient_id, cadence, window_start, window_end, status"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class NotificationDeliveryStartRow:
+    """A delivery as its starter sees it: its own workflow (`workflow_id`), or None when a digest carries it."""
+
+    id: int
+    workflow_id: str | None
+    workspace_id: str
+    notification_id: str
+    recipient_id: str
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class DigestRow:
+    """A recipient's digest of one window, with its workflow and where it stands."""
+
+    id: int
+    workflow_id: str
+    workspace_id: str
+    recipient_id: str
+    cadence: str
+    window_start: datetime
+    window_end: datetime
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryContextRow:
+    """A delivery with its notification and the recipient's current preferences (None: never saved)."""
+
+    id: int
+    workspace_id: str
+    notification_id: str
+    recipient_id: str
+    channel: str
+    status: str
+    attempts: int
+    digest_id: int | None
+    title: str
+    body: str
+    notification_status: str
+    notification_version: int
+    event_type: str
+    resource_type: str
+    resource_id: str
+    source_kind: str
+    source_external_id: str
+    notification_created_at: datetime
+    preferences: PreferencesRow | None
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationDeliveryRow:
+    """A delivery of a notification on one channel, as stored."""
+
+    id: int
+    workspace_id: str
+    notification_id: str
+    recipient_id: str
+    channel: str
+    digest_id: int | None
+    workflow_id: str | None
+    status: str
+    attempts: int
+    last_error: str | None
+    start_requested_at: datetime
+    workflow_started_at: datetime | None
+    sent_at: datetime | None
+    created_at: datetime
+
+
+def _delivery_start(row: Record) -> NotificationDeliveryStartRow:
+    return NotificationDeliveryStartRow(
+        id=row["id"],
+        workflow_id=row["workflow_id"],
+        workspace_id=row["workspace_id"],
+        notification_id=row["notification_id"],
+        recipient_id=row["recipient_id"],
+        channel=row["channel"],
+    )
+
+
+def _digest(row: Record) -> DigestRow:
+    return DigestRow(
+        id=row["id"],
+        workflow_id=row["workflow_id"],
+        workspace_id=row["workspace_id"],
+        recipient_id=row["recipient_id"],
+        cadence=row["cadence"],
+        window_start=row["window_start"],
+        window_end=row["window_end"],
+        status=row["status"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class NewDelivery:
     """One channel of one notification: its own workflow (`workflow_id`), or part of a digest."""
 
@@ -26,7 +122,7 @@ class NewDelivery:
     digest_id: int | None
 
 
-async def insert_deliveries(rows: list[NewDelivery]) -> list[dict[str, Any]]:
+async def insert_deliveries(rows: list[NewDelivery]) -> list[NotificationDeliveryStartRow]:
     """Insert deliveries (one per notification and channel, ever); returns those created now."""
     if not rows:
         return []
@@ -45,7 +141,7 @@ async def insert_deliveries(rows: list[NewDelivery]) -> list[dict[str, Any]]:
         [r.workflow_id for r in rows],
         [r.digest_id for r in rows],
     )
-    return [dict(r) for r in created]
+    return [_delivery_start(r) for r in created]
 
 
 async def open_digest(
@@ -56,14 +152,14 @@ async def open_digest(
     window_start: datetime,
     window_end: datetime,
     workflow_id: str,
-) -> dict[str, Any]:
-    """The digest of a recipient's window, created if new and locked until commit; `created` says which."""
+) -> tuple[DigestRow, bool]:
+    """The digest of a recipient's window, created if new and locked until commit, and whether it was created."""
     row = await db.fetchrow(
         f"""
         INSERT INTO notification_digests (workspace_id, recipient_id, cadence, window_start, window_end, workflow_id)
         VALUES ($1, $2, $3, $4, $5, $6)
         ON CONFLICT (recipient_id, cadence, window_start) DO UPDATE SET cadence = EXCLUDED.cadence
-        RETURNING {_DIGEST_START}, status, (xmax = 0) AS created
+        RETURNING {_DIGEST_START}, (xmax = 0) AS created
         """,
         workspace_id,
         recipient_id,
@@ -73,10 +169,10 @@ async def open_digest(
         workflow_id,
     )
     assert row is not None
-    return dict(row)
+    return _digest(row), bool(row["created"])
 
 
-async def _claim_unstarted(table: str, columns: str, condition: str, grace_seconds: float, limit: int) -> list[Any]:
+async def _claim_unstarted(table: str, columns: str, condition: str, grace_seconds: float, limit: int) -> list[Record]:
     """Rows whose workflow is not known to be started `grace_seconds` after it was asked for.
 
     The claim pushes `start_requested_at` forward and commits at once, so no lock is held while the
@@ -97,18 +193,18 @@ async def _claim_unstarted(table: str, columns: str, condition: str, grace_secon
     )
 
 
-async def claim_unstarted_deliveries(grace_seconds: float, limit: int) -> list[dict[str, Any]]:
+async def claim_unstarted_deliveries(grace_seconds: float, limit: int) -> list[NotificationDeliveryStartRow]:
     """Deliveries with a workflow of their own that is not known to be started (see `_claim_unstarted`)."""
     rows = await _claim_unstarted(
         "notification_deliveries", _DELIVERY_START, "workflow_id IS NOT NULL", grace_seconds, limit
     )
-    return [dict(r) for r in rows]
+    return [_delivery_start(r) for r in rows]
 
 
-async def claim_unstarted_digests(grace_seconds: float, limit: int) -> list[dict[str, Any]]:
+async def claim_unstarted_digests(grace_seconds: float, limit: int) -> list[DigestRow]:
     """Digests whose workflow is not known to be started (see `_claim_unstarted`)."""
     return [
-        dict(r) for r in await _claim_unstarted("notification_digests", _DIGEST_START, "true", grace_seconds, limit)
+        _digest(r) for r in await _claim_unstarted("notification_digests", _DIGEST_START, "true", grace_seconds, limit)
     ]
 
 
@@ -136,13 +232,32 @@ _CONTEXT = """
 """
 
 
-def _context(row: Any) -> dict[str, Any]:
-    context = dict(row)
-    context["events"] = json.loads(context["events"]) if context["events"] else {}
-    return context
+def _context(row: Record) -> DeliveryContextRow:
+    return DeliveryContextRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        notification_id=row["notification_id"],
+        recipient_id=row["recipient_id"],
+        channel=row["channel"],
+        status=row["status"],
+        attempts=row["attempts"],
+        digest_id=row["digest_id"],
+        title=row["title"],
+        body=row["body"],
+        notification_status=row["notification_status"],
+        notification_version=row["notification_version"],
+        event_type=row["event_type"],
+        resource_type=row["resource_type"],
+        resource_id=row["resource_id"],
+        source_kind=row["source_kind"],
+        source_external_id=row["source_external_id"],
+        notification_created_at=row["notification_created_at"],
+        # The preference columns are all NULL when the recipient never saved any (a left join).
+        preferences=preferences_row(row, row["recipient_id"]) if row["email_enabled"] is not None else None,
+    )
 
 
-async def delivery_context(delivery_id: int) -> dict[str, Any] | None:
+async def delivery_context(delivery_id: int) -> DeliveryContextRow | None:
     """A delivery with its notification and the recipient's current preferences."""
     row = await db.fetchrow(_CONTEXT + " WHERE d.id = $1", delivery_id)
     return _context(row) if row else None
@@ -170,7 +285,7 @@ async def record_attempt(delivery_id: int, error: str | None) -> None:
     )
 
 
-async def close_digest(digest_id: int) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+async def close_digest(digest_id: int) -> tuple[DigestRow | None, list[DeliveryContextRow]]:
     """Close a digest to new notifications and return it with its pending deliveries (oldest first).
 
     The row lock orders this after any relay still attaching a delivery to the window, so nothing
@@ -185,7 +300,7 @@ async def close_digest(digest_id: int) -> tuple[dict[str, Any] | None, list[dict
         if digest is None:
             return None, []
         rows = await db.fetch(_CONTEXT + " WHERE d.digest_id = $1 AND d.status = 'pending' ORDER BY d.id", digest_id)
-        return dict(digest), [_context(r) for r in rows]
+        return _digest(digest), [_context(r) for r in rows]
 
 
 async def finish_digest(
@@ -220,9 +335,27 @@ async def record_digest_attempt(digest_id: int, error: str | None) -> None:
     )
 
 
-async def deliveries_of(notification_id: str) -> list[dict[str, Any]]:
+async def deliveries_of(notification_id: str) -> list[NotificationDeliveryRow]:
     """Every delivery of a notification (tests and operators)."""
     rows = await db.fetch(
         "SELECT * FROM notification_deliveries WHERE notification_id = $1 ORDER BY id", notification_id
     )
-    return [dict(r) for r in rows]
+    return [
+        NotificationDeliveryRow(
+            id=r["id"],
+            workspace_id=r["workspace_id"],
+            notification_id=r["notification_id"],
+            recipient_id=r["recipient_id"],
+            channel=r["channel"],
+            digest_id=r["digest_id"],
+            workflow_id=r["workflow_id"],
+            status=r["status"],
+            attempts=r["attempts"],
+            last_error=r["last_error"],
+            start_requested_at=r["start_requested_at"],
+            workflow_started_at=r["workflow_started_at"],
+            sent_at=r["sent_at"],
+            created_at=r["created_at"],
+        )
+        for r in rows
+    ]

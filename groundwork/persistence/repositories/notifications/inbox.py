@@ -1,12 +1,13 @@
-"""Notifications: the inbox, lifecycle moves with their audit and operations, proposals and preferences."""
+"""Notifications: creation with the unread counters, the inbox, and lifecycle moves with their audit and
+operations."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+
+from asyncpg import Record
 
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
@@ -15,6 +16,111 @@ _COLUMNS = (
     "id, workspace_id, recipient_id, event_id, event_type, source_kind, source_external_id, resource_type,"
     " resource_id, title, body, status, version, created_at, updated_at"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationRow:
+    """A notification in its recipient's inbox."""
+
+    id: str
+    workspace_id: str
+    recipient_id: str
+    event_id: str
+    event_type: str
+    source_kind: str
+    source_external_id: str
+    resource_type: str
+    resource_id: str
+    title: str
+    body: str
+    status: str
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationAuditRow:
+    """One recorded move of a notification: who, through which door, from and to, why, as which operation."""
+
+    id: str
+    notification_id: str
+    operation_id: str
+    actor_id: str
+    via: str
+    app_id: str | None
+    provenance: str | None
+    from_status: str
+    to_status: str
+    version_after: int
+    reason: str | None
+    occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationOperationRow:
+    """A command as run (`op_`): on which notifications, through which door, and the audit ids of its moves."""
+
+    id: str
+    workspace_id: str
+    actor_id: str
+    command: str
+    via: str
+    app_id: str | None
+    notification_ids: list[str]
+    created_at: datetime
+    audit_ids: list[str]
+
+
+def _notification(row: Record) -> NotificationRow:
+    return NotificationRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        recipient_id=row["recipient_id"],
+        event_id=row["event_id"],
+        event_type=row["event_type"],
+        source_kind=row["source_kind"],
+        source_external_id=row["source_external_id"],
+        resource_type=row["resource_type"],
+        resource_id=row["resource_id"],
+        title=row["title"],
+        body=row["body"],
+        status=row["status"],
+        version=row["version"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _audit(row: Record) -> NotificationAuditRow:
+    return NotificationAuditRow(
+        id=row["id"],
+        notification_id=row["notification_id"],
+        operation_id=row["operation_id"],
+        actor_id=row["actor_id"],
+        via=row["via"],
+        app_id=row["app_id"],
+        provenance=row["provenance"],
+        from_status=row["from_status"],
+        to_status=row["to_status"],
+        version_after=row["version_after"],
+        reason=row["reason"],
+        occurred_at=row["occurred_at"],
+    )
+
+
+def _operation(row: Record, audit_ids: list[str]) -> NotificationOperationRow:
+    return NotificationOperationRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        actor_id=row["actor_id"],
+        command=row["command"],
+        via=row["via"],
+        app_id=row["app_id"],
+        notification_ids=row["notification_ids"],
+        created_at=row["created_at"],
+        audit_ids=audit_ids,
+    )
 
 
 @dataclass(frozen=True)
@@ -36,7 +142,7 @@ class NewNotification:
 # ---------------------------------------------------------------------------------------------- creation
 
 
-async def insert_notifications(rows: list[NewNotification]) -> list[dict[str, Any]]:
+async def insert_notifications(rows: list[NewNotification]) -> list[NotificationRow]:
     """Insert notifications, skipping any (event, recipient) that already has one; returns those created now.
 
     Unread counters grow in the same statement's transaction, for the new rows only.
@@ -64,8 +170,8 @@ async def insert_notifications(rows: list[NewNotification]) -> list[dict[str, An
         [r.title for r in rows],
         [r.body for r in rows],
     )
-    result = [dict(r) for r in created]
-    counts = Counter(r["recipient_id"] for r in result)
+    result = [_notification(r) for r in created]
+    counts = Counter(r.recipient_id for r in result)
     await adjust_unread(counts)
     return result
 
@@ -107,7 +213,7 @@ async def list_inbox(
     since: datetime | None,
     after_id: str | None,
     limit: int,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[NotificationRow], int]:
     """The recipient's notifications, newest first, after the keyset position `after_id`, and its unread count.
 
     One round trip: the page and the unread counter come back together.
@@ -133,7 +239,7 @@ async def list_inbox(
         limit,
     )
     unread = int(rows[0]["unread_count"]) if rows else 0
-    return [{k: v for k, v in r.items() if k != "unread_count"} for r in rows if r["id"] is not None], unread
+    return [_notification(r) for r in rows if r["id"] is not None], unread
 
 
 async def count_inbox(recipient_id: str, *, status: str | None, source_kind: str | None, since: datetime | None) -> int:
@@ -160,7 +266,7 @@ async def unread_count(recipient_id: str) -> int:
 
 async def get_notification(
     recipient_id: str, notification_id: str, *, for_update: bool = False
-) -> dict[str, Any] | None:
+) -> NotificationRow | None:
     """The recipient's notification with this id (another principal's is None); `for_update` locks it."""
     lock = " FOR UPDATE" if for_update else ""
     row = await db.fetchrow(
@@ -168,21 +274,21 @@ async def get_notification(
         notification_id,
         recipient_id,
     )
-    return dict(row) if row else None
+    return _notification(row) if row else None
 
 
-async def history(notification_id: str) -> list[dict[str, Any]]:
+async def history(notification_id: str) -> list[NotificationAuditRow]:
     """Every move of a notification, oldest first."""
     rows = await db.fetch(
         "SELECT * FROM notification_audit WHERE notification_id = $1 ORDER BY occurred_at, id", notification_id
     )
-    return [dict(r) for r in rows]
+    return [_audit(r) for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------- moves
 
 
-async def move(notification_id: str, to_status: str) -> dict[str, Any]:
+async def move(notification_id: str, to_status: str) -> NotificationRow:
     """Set the status of a locked notification and bump its version by one."""
     row = await db.fetchrow(
         f"UPDATE notifications SET status = $2, version = version + 1, updated_at = clock_timestamp()"
@@ -191,12 +297,12 @@ async def move(notification_id: str, to_status: str) -> dict[str, Any]:
         to_status,
     )
     assert row is not None
-    return dict(row)
+    return _notification(row)
 
 
 async def lock_unread(
     recipient_id: str, *, up_to_time: datetime | None, up_to_id: str | None, inclusive: bool, limit: int
-) -> list[dict[str, Any]]:
+) -> list[NotificationRow]:
     """The recipient's unread notifications up to a time or an id, oldest first, locked."""
     rows = await db.fetch(
         f"""
@@ -212,10 +318,10 @@ async def lock_unread(
         inclusive,
         limit,
     )
-    return [dict(r) for r in rows]
+    return [_notification(r) for r in rows]
 
 
-async def move_many(notification_ids: list[str], to_status: str) -> list[dict[str, Any]]:
+async def move_many(notification_ids: list[str], to_status: str) -> list[NotificationRow]:
     """`move` for many locked notifications at once."""
     rows = await db.fetch(
         f"UPDATE notifications SET status = $2, version = version + 1, updated_at = clock_timestamp()"
@@ -223,12 +329,12 @@ async def move_many(notification_ids: list[str], to_status: str) -> list[dict[st
         notification_ids,
         to_status,
     )
-    return sorted((dict(r) for r in rows), key=lambda r: r["id"])
+    return sorted((_notification(r) for r in rows), key=lambda r: r.id)
 
 
 async def insert_operation(
     *, workspace_id: str, actor_id: str, command: str, via: str, app_id: str | None, notification_ids: list[str]
-) -> dict[str, Any]:
+) -> NotificationOperationRow:
     """Record a command as an operation (`op_`)."""
     row = await db.fetchrow(
         "INSERT INTO notification_operations (id, workspace_id, actor_id, command, via, app_id, notification_ids)"
@@ -242,10 +348,10 @@ async def insert_operation(
         notification_ids,
     )
     assert row is not None
-    return dict(row)
+    return _operation(row, [])  # its moves are audited after it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AuditEntry:
     """One move to record."""
 
@@ -255,15 +361,10 @@ class AuditEntry:
     version_after: int
 
 
-async def audit_entry(actor_id: str, audit_id: str) -> dict[str, Any] | None:
+async def audit_entry(actor_id: str, audit_id: str) -> NotificationAuditRow | None:
     """One recorded move by `actor_id`: its notification, operation, new status and version."""
-    row = await db.fetchrow(
-        "SELECT notification_id, operation_id, to_status, version_after FROM notification_audit"
-        " WHERE id = $1 AND actor_id = $2",
-        audit_id,
-        actor_id,
-    )
-    return dict(row) if row else None
+    row = await db.fetchrow("SELECT * FROM notification_audit WHERE id = $1 AND actor_id = $2", audit_id, actor_id)
+    return _audit(row) if row else None
 
 
 async def insert_audit(
@@ -301,7 +402,7 @@ async def insert_audit(
     return ids
 
 
-async def get_operation(actor_id: str, operation_id: str) -> dict[str, Any] | None:
+async def get_operation(actor_id: str, operation_id: str) -> NotificationOperationRow | None:
     """An operation the principal ran, with the audit ids of its moves."""
     row = await db.fetchrow(
         """
@@ -312,179 +413,4 @@ async def get_operation(actor_id: str, operation_id: str) -> dict[str, Any] | No
         operation_id,
         actor_id,
     )
-    return dict(row) if row else None
-
-
-# ---------------------------------------------------------------------------------------------- proposals
-
-
-async def insert_proposal(values: dict[str, Any]) -> dict[str, Any]:
-    """Persist a change proposal."""
-    row = await db.fetchrow(
-        """
-        INSERT INTO notification_proposals (id, workspace_id, principal_id, notification_id, requested_outcome,
-            command, from_status, to_status, expected_version, reason, evidence_refs, validation_errors, conflicts,
-            app_id, provenance, expires_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13::jsonb, $14, $15,
-                clock_timestamp() + make_interval(secs => $16))
-        RETURNING *
-        """,
-        new_id("ncp"),
-        values["workspace_id"],
-        values["principal_id"],
-        values["notification_id"],
-        values["requested_outcome"],
-        values["command"],
-        values["from_status"],
-        values["to_status"],
-        values["expected_version"],
-        values["reason"],
-        json.dumps(values["evidence_refs"]),
-        json.dumps(values["validation_errors"]),
-        json.dumps(values["conflicts"]),
-        values["app_id"],
-        values["provenance"],
-        values["ttl_seconds"],
-    )
-    assert row is not None
-    return _proposal(row)
-
-
-def _proposal(row: Any) -> dict[str, Any]:
-    proposal = dict(row)
-    for name in ("evidence_refs", "validation_errors", "conflicts"):
-        proposal[name] = json.loads(proposal[name])
-    return proposal
-
-
-async def get_proposal(principal_id: str, proposal_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
-    """The principal's proposal with this id, with `expired` computed by the database clock."""
-    lock = " FOR UPDATE" if for_update else ""
-    row = await db.fetchrow(
-        f"SELECT *, expires_at <= clock_timestamp() AS expired FROM notification_proposals"
-        f" WHERE id = $1 AND principal_id = $2{lock}",
-        proposal_id,
-        principal_id,
-    )
-    return _proposal(row) if row else None
-
-
-async def mark_proposal_applied(proposal_id: str, operation_id: str) -> None:
-    """Record that a proposal was applied as an operation."""
-    await db.execute(
-        "UPDATE notification_proposals SET applied_at = clock_timestamp(), operation_id = $2 WHERE id = $1",
-        proposal_id,
-        operation_id,
-    )
-
-
-# ---------------------------------------------------------------------------------------------- preferences
-
-
-async def get_preferences(principal_id: str) -> dict[str, Any] | None:
-    """The stored preferences row, if the principal ever saved one."""
-    row = await db.fetchrow("SELECT * FROM notification_preferences WHERE principal_id = $1", principal_id)
-    if row is None:
-        return None
-    stored = dict(row)
-    stored["events"] = json.loads(stored["events"])
-    return stored
-
-
-async def preferences_of(principal_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Stored preferences of several principals, by principal id."""
-    rows = await db.fetch("SELECT * FROM notification_preferences WHERE principal_id = ANY($1::text[])", principal_ids)
-    result = {}
-    for row in rows:
-        stored = dict(row)
-        stored["events"] = json.loads(stored["events"])
-        result[stored["principal_id"]] = stored
-    return result
-
-
-async def save_preferences(
-    *,
-    principal_id: str,
-    workspace_id: str,
-    email_enabled: bool,
-    email_address: str | None,
-    email_digest: str,
-    chat_enabled: bool,
-    chat_webhook_url: bytes | None,
-    events: dict[str, dict[str, bool]],
-) -> dict[str, Any]:
-    """Replace a principal's preferences."""
-    row = await db.fetchrow(
-        """
-        INSERT INTO notification_preferences (principal_id, workspace_id, email_enabled, email_address, email_digest,
-            chat_enabled, chat_webhook_url, events)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
-        ON CONFLICT (principal_id) DO UPDATE SET email_enabled = EXCLUDED.email_enabled,
-            email_address = EXCLUDED.email_address, email_digest = EXCLUDED.email_digest,
-            chat_enabled = EXCLUDED.chat_enabled, chat_webhook_url = EXCLUDED.chat_webhook_url,
-            events = EXCLUDED.events, updated_at = clock_timestamp()
-        RETURNING *
-        """,
-        principal_id,
-        workspace_id,
-        email_enabled,
-        email_address,
-        email_digest,
-        chat_enabled,
-        chat_webhook_url,
-        json.dumps(events),
-    )
-    assert row is not None
-    stored = dict(row)
-    stored["events"] = json.loads(stored["events"])
-    return stored
-
-
-async def sealed_chat_urls() -> list[dict[str, Any]]:
-    """Every stored (sealed) chat webhook URL with its owner (the value it is bound to)."""
-    rows = await db.fetch(
-        "SELECT principal_id, chat_webhook_url FROM notification_preferences WHERE chat_webhook_url IS NOT NULL"
-    )
-    return [dict(r) for r in rows]
-
-
-async def replace_sealed_chat_url(principal_id: str, old: bytes, new: bytes) -> bool:
-    """Swap a sealed chat webhook URL if it is still `old` (a change by its owner in between wins)."""
-    status = await db.execute(
-        "UPDATE notification_preferences SET chat_webhook_url = $3 WHERE principal_id = $1 AND chat_webhook_url = $2",
-        principal_id,
-        old,
-        new,
-    )
-    return status.endswith(" 1")
-
-
-# ---------------------------------------------------------------------------------------------- action links
-
-
-async def claim_action_link(link_id: str, notification_id: str, expires_at: datetime) -> bool:
-    """Take an action link for use (in the transaction of its command); False if it was used before.
-
-    A concurrent use of the same link waits on this row and then finds it taken, or free again if the
-    first use rolled back.
-    """
-    row = await db.fetchrow(
-        "INSERT INTO notification_action_redemptions (link_id, notification_id, expires_at) VALUES ($1, $2, $3)"
-        " ON CONFLICT (link_id) DO NOTHING RETURNING link_id",
-        link_id,
-        notification_id,
-        expires_at,
-    )
-    return row is not None
-
-
-async def action_link_used(link_id: str) -> bool:
-    """Whether an action link was used already."""
-    return await db.fetchrow("SELECT 1 FROM notification_action_redemptions WHERE link_id = $1", link_id) is not None
-
-
-async def record_action_link_operation(link_id: str, operation_id: str) -> None:
-    """Note which operation an action link ran."""
-    await db.execute(
-        "UPDATE notification_action_redemptions SET operation_id = $2 WHERE link_id = $1", link_id, operation_id
-    )
+    return _operation(row, row["audit_ids"]) if row else None

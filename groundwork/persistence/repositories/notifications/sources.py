@@ -2,13 +2,104 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from groundwork.persistence import db
 
 
-async def run_with_target(run_id: str) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class RunTargetRow:
+    """An enhancement run with its requester and project, and its target work item's key, title and watchers."""
+
+    id: str
+    workspace_id: str
+    project_id: str
+    requested_by: str
+    state: str
+    work_item_id: str
+    work_item_key: str
+    work_item_title: str
+    watchers: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class PostedMessageRow:
+    """A message with its thread, its sender's display name and every participant's id."""
+
+    id: str
+    body: str
+    sender_id: str
+    thread_id: str
+    thread_title: str
+    workspace_id: str
+    sender_name: str
+    participant_ids: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SupersededEntryRow:
+    """A context entry with its project (id, key, workspace), term, type, class and successor."""
+
+    id: str
+    workspace_id: str
+    project_id: str
+    term: str
+    contribution_type: str
+    classification: str
+    superseded_by: str | None
+    project_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedRunRow:
+    """A run that finished, with its work item's key and title."""
+
+    id: str
+    state: str
+    completed_at: datetime
+    updated_at: datetime
+    error_code: str | None
+    key: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchedApplyRow:
+    """An apply to a watched work item: its run, when, how many drafts, and the work item."""
+
+    id: str
+    run_id: str
+    applied_at: datetime
+    draft_count: int | None
+    work_item_id: str
+    key: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedMessageRow:
+    """A message someone else posted in a thread, with the thread's title and the sender's display name."""
+
+    id: str
+    created_at: datetime
+    thread_id: str
+    thread_title: str
+    sender_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SupersessionRow:
+    """A context entry superseded, with its project's key."""
+
+    id: str
+    term: str
+    contribution_type: str
+    superseded_at: datetime
+    project_key: str
+
+
+async def run_with_target(run_id: str) -> RunTargetRow | None:
     """An enhancement run with its requester, project, counts and target work item (key, title, watchers)."""
     row = await db.fetchrow(
         """
@@ -19,7 +110,19 @@ async def run_with_target(run_id: str) -> dict[str, Any] | None:
         """,
         run_id,
     )
-    return dict(row) if row else None
+    if row is None:
+        return None
+    return RunTargetRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        project_id=row["project_id"],
+        requested_by=row["requested_by"],
+        state=row["state"],
+        work_item_id=row["work_item_id"],
+        work_item_key=row["work_item_key"],
+        work_item_title=row["work_item_title"],
+        watchers=row["watchers"],
+    )
 
 
 async def holding(principal_ids: list[str], project_id: str, permission: str) -> set[str]:
@@ -46,7 +149,7 @@ async def workspace_admins(workspace_id: str) -> list[str]:
     return [r["id"] for r in rows]
 
 
-async def message_with_thread(message_id: str) -> dict[str, Any] | None:
+async def message_with_thread(message_id: str) -> PostedMessageRow | None:
     """A message with its thread, its sender's display name and every participant's id."""
     row = await db.fetchrow(
         """
@@ -59,10 +162,21 @@ async def message_with_thread(message_id: str) -> dict[str, Any] | None:
         """,
         message_id,
     )
-    return dict(row) if row else None
+    if row is None:
+        return None
+    return PostedMessageRow(
+        id=row["id"],
+        body=row["body"],
+        sender_id=row["sender_id"],
+        thread_id=row["thread_id"],
+        thread_title=row["thread_title"],
+        workspace_id=row["workspace_id"],
+        sender_name=row["sender_name"],
+        participant_ids=row["participant_ids"] or [],
+    )
 
 
-async def superseded_entry(entry_id: str) -> dict[str, Any] | None:
+async def superseded_entry(entry_id: str) -> SupersededEntryRow | None:
     """A context entry with its project (id, key, workspace), term, type and class."""
     row = await db.fetchrow(
         """
@@ -73,7 +187,18 @@ async def superseded_entry(entry_id: str) -> dict[str, Any] | None:
         """,
         entry_id,
     )
-    return dict(row) if row else None
+    if row is None:
+        return None
+    return SupersededEntryRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        project_id=row["project_id"],
+        term=row["term"],
+        contribution_type=row["contribution_type"],
+        classification=row["classification"],
+        superseded_by=row["superseded_by"],
+        project_key=row["project_key"],
+    )
 
 
 async def project_leads(project_id: str) -> list[str]:
@@ -88,7 +213,7 @@ async def project_leads(project_id: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------- summaries
 
 
-async def runs_finished(principal_id: str, project_ids: list[str], since: datetime) -> list[dict[str, Any]]:
+async def runs_finished(principal_id: str, project_ids: list[str], since: datetime) -> list[FinishedRunRow]:
     """Runs the principal requested that finished (ready for review, or failed) since a time, in visible projects."""
     rows = await db.fetch(
         """
@@ -101,10 +226,21 @@ async def runs_finished(principal_id: str, project_ids: list[str], since: dateti
         project_ids,
         since,
     )
-    return [dict(r) for r in rows]
+    return [
+        FinishedRunRow(
+            id=r["id"],
+            state=r["state"],
+            completed_at=r["completed_at"],
+            updated_at=r["updated_at"],
+            error_code=r["error_code"],
+            key=r["key"],
+            title=r["title"],
+        )
+        for r in rows
+    ]
 
 
-async def applies_to_watched(principal_id: str, project_ids: list[str], since: datetime) -> list[dict[str, Any]]:
+async def applies_to_watched(principal_id: str, project_ids: list[str], since: datetime) -> list[WatchedApplyRow]:
     """Applies since a time to work items the principal watches, in visible projects."""
     rows = await db.fetch(
         """
@@ -117,10 +253,21 @@ async def applies_to_watched(principal_id: str, project_ids: list[str], since: d
         project_ids,
         since,
     )
-    return [dict(r) for r in rows]
+    return [
+        WatchedApplyRow(
+            id=r["id"],
+            run_id=r["run_id"],
+            applied_at=r["applied_at"],
+            draft_count=r["draft_count"],
+            work_item_id=r["work_item_id"],
+            key=r["key"],
+            title=r["title"],
+        )
+        for r in rows
+    ]
 
 
-async def messages_to(principal_id: str, since: datetime) -> list[dict[str, Any]]:
+async def messages_to(principal_id: str, since: datetime) -> list[ReceivedMessageRow]:
     """Messages since a time by others in threads the principal takes part in."""
     rows = await db.fetch(
         """
@@ -134,10 +281,19 @@ async def messages_to(principal_id: str, since: datetime) -> list[dict[str, Any]
         principal_id,
         since,
     )
-    return [dict(r) for r in rows]
+    return [
+        ReceivedMessageRow(
+            id=r["id"],
+            created_at=r["created_at"],
+            thread_id=r["thread_id"],
+            thread_title=r["thread_title"],
+            sender_name=r["sender_name"],
+        )
+        for r in rows
+    ]
 
 
-async def entries_superseded(project_ids: list[str], classes: list[str], since: datetime) -> list[dict[str, Any]]:
+async def entries_superseded(project_ids: list[str], classes: list[str], since: datetime) -> list[SupersessionRow]:
     """Context entries of the given classes superseded since a time in the given projects."""
     rows = await db.fetch(
         """
@@ -150,4 +306,13 @@ async def entries_superseded(project_ids: list[str], classes: list[str], since: 
         classes,
         since,
     )
-    return [dict(r) for r in rows]
+    return [
+        SupersessionRow(
+            id=r["id"],
+            term=r["term"],
+            contribution_type=r["contribution_type"],
+            superseded_at=r["superseded_at"],
+            project_key=r["project_key"],
+        )
+        for r in rows
+    ]

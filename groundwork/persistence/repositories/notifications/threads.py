@@ -3,11 +3,55 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+
+from asyncpg import Record
 
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantRow:
+    """A participant of a thread, as every participant sees them."""
+
+    id: str
+    name: str
+    display_name: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """A thread as one participant sees it: its participants, and that participant's read marker and unread count."""
+
+    id: str
+    workspace_id: str
+    title: str
+    created_by: str
+    subject_type: str | None
+    subject_id: str | None
+    message_count: int
+    last_message_id: str | None
+    last_message_at: datetime
+    created_at: datetime
+    last_read_message_id: str | None
+    unread_count: int
+    participants: list[ParticipantRow]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """A message of a thread; `sender_name` where the read joins the sender (None otherwise)."""
+
+    id: str
+    thread_id: str
+    sender_id: str
+    body: str
+    created_at: datetime
+    sender_name: str | None
+
 
 # A thread as one participant sees it: with its participants and that participant's unread count.
 _THREAD_FOR = """
@@ -24,10 +68,37 @@ _THREAD_FOR = """
 """
 
 
-def _thread(row: Any) -> dict[str, Any]:
-    thread = dict(row)
-    thread["participants"] = json.loads(thread["participants"]) if thread["participants"] else []
-    return thread
+def _thread(row: Record) -> ThreadRow:
+    participants = json.loads(row["participants"]) if row["participants"] else []
+    return ThreadRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        title=row["title"],
+        created_by=row["created_by"],
+        subject_type=row["subject_type"],
+        subject_id=row["subject_id"],
+        message_count=row["message_count"],
+        last_message_id=row["last_message_id"],
+        last_message_at=row["last_message_at"],
+        created_at=row["created_at"],
+        last_read_message_id=row["last_read_message_id"],
+        unread_count=int(row["unread_count"]),
+        participants=[
+            ParticipantRow(id=p["id"], name=p["name"], display_name=p["display_name"], kind=p["kind"])
+            for p in participants
+        ],
+    )
+
+
+def _message(row: Record, sender_name: str | None = None) -> MessageRow:
+    return MessageRow(
+        id=row["id"],
+        thread_id=row["thread_id"],
+        sender_id=row["sender_id"],
+        body=row["body"],
+        created_at=row["created_at"],
+        sender_name=sender_name,
+    )
 
 
 async def insert_thread(
@@ -60,7 +131,7 @@ async def insert_thread(
     return thread_id
 
 
-async def insert_message(thread_id: str, sender_id: str, body: str) -> dict[str, Any]:
+async def insert_message(thread_id: str, sender_id: str, body: str) -> MessageRow:
     """Append a message; the thread's counters move with it and the sender has read up to it."""
     message_id = new_id("msg")
     row = await db.fetchrow(
@@ -79,10 +150,10 @@ async def insert_message(thread_id: str, sender_id: str, body: str) -> dict[str,
         row["created_at"],
     )
     await mark_read(thread_id, sender_id, message_id)
-    return dict(row)
+    return _message(row)
 
 
-async def thread_for(principal_id: str, thread_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
+async def thread_for(principal_id: str, thread_id: str, *, for_update: bool = False) -> ThreadRow | None:
     """The thread if the principal takes part in it (None otherwise, whoever asks)."""
     if for_update:
         locked = await db.fetchrow("SELECT id FROM message_threads WHERE id = $1 FOR UPDATE", thread_id)
@@ -92,7 +163,7 @@ async def thread_for(principal_id: str, thread_id: str, *, for_update: bool = Fa
     return _thread(row) if row else None
 
 
-async def threads_of(principal_id: str, *, after: tuple[datetime, str] | None, limit: int) -> list[dict[str, Any]]:
+async def threads_of(principal_id: str, *, after: tuple[datetime, str] | None, limit: int) -> list[ThreadRow]:
     """The principal's threads, most recent activity first, after a keyset position (time, id)."""
     rows = await db.fetch(
         _THREAD_FOR
@@ -108,13 +179,13 @@ async def threads_of(principal_id: str, *, after: tuple[datetime, str] | None, l
     return [_thread(r) for r in rows]
 
 
-async def get_message(thread_id: str, message_id: str) -> dict[str, Any] | None:
+async def get_message(thread_id: str, message_id: str) -> MessageRow | None:
     """One message of a thread, as `insert_message` answers it."""
     row = await db.fetchrow("SELECT * FROM messages WHERE thread_id = $1 AND id = $2", thread_id, message_id)
-    return dict(row) if row else None
+    return _message(row) if row else None
 
 
-async def messages_of(thread_id: str, *, after_id: str | None, limit: int) -> list[dict[str, Any]]:
+async def messages_of(thread_id: str, *, after_id: str | None, limit: int) -> list[MessageRow]:
     """Messages of a thread, newest first, after the keyset position `after_id`, with the sender's name."""
     rows = await db.fetch(
         """
@@ -127,7 +198,7 @@ async def messages_of(thread_id: str, *, after_id: str | None, limit: int) -> li
         after_id,
         limit,
     )
-    return [dict(r) for r in rows]
+    return [_message(r, r["sender_name"]) for r in rows]
 
 
 async def mark_read(thread_id: str, principal_id: str, up_to_message_id: str | None) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import asyncpg
+
 from groundwork.persistence import db
 
 
@@ -51,3 +53,21 @@ async def corpus_index_log_after(seq: int) -> LogTail:
     )
     assert row is not None
     return LogTail(int(row["change_sets"]), max(0.0, float(row["oldest"])))
+
+
+# The session lock whose holder is the one process reporting the gauges of shared state ("gw_gauge").
+_GAUGE_REPORTER_LOCK = 0x67775F6761756765
+
+
+async def hold_gauge_reporter_lock(dsn: str) -> asyncpg.Connection | None:
+    """A connection of its own holding the gauge reporter's session lock, or None when another process holds it
+    (the lock goes with the connection: a process that dies hands it on)."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        if await connection.fetchval("SELECT pg_try_advisory_lock($1)", _GAUGE_REPORTER_LOCK):
+            return connection
+    except BaseException:
+        await connection.close()
+        raise
+    await connection.close()
+    return None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from groundwork.persistence import db
 
@@ -23,6 +22,16 @@ class StoredResponse:
     headers: list[tuple[str, str]]
     body: bytes
     sealed: bool = False  # the body is sealed under the key ring (an answer that holds a secret)
+
+
+@dataclass(frozen=True, slots=True)
+class SealedAnswerRow:
+    """A stored answer sealed under the key ring, with what binds it: its API key and Idempotency-Key."""
+
+    id: int
+    api_key_id: str
+    key: str
+    response_body: bytes
 
 
 @dataclass(frozen=True)
@@ -153,13 +162,16 @@ async def purge_expired() -> int:
     return int(status.split()[-1])
 
 
-async def sealed_answers() -> list[dict[str, Any]]:
+async def sealed_answers() -> list[SealedAnswerRow]:
     """Stored answers that are sealed (they hold a secret), with what binds them: API key and key."""
     rows = await db.fetch(
         "SELECT id, api_key_id, key, response_body FROM idempotency_keys"
         " WHERE response_sealed AND response_body IS NOT NULL AND expires_at > clock_timestamp()"
     )
-    return [dict(r) for r in rows]
+    return [
+        SealedAnswerRow(id=r["id"], api_key_id=r["api_key_id"], key=r["key"], response_body=r["response_body"])
+        for r in rows
+    ]
 
 
 async def replace_sealed_answer(record_id: int, old: bytes, new: bytes) -> bool:

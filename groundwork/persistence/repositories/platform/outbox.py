@@ -4,11 +4,52 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEventRow:
+    """An event as stored, its payload and source decoded."""
+
+    id: int
+    event_id: str
+    type: str
+    event_version: int
+    workspace_id: str
+    resource_type: str
+    resource_id: str
+    actor_id: str | None
+    payload: dict[str, Any]
+    source: dict[str, Any] | None
+    occurred_at: datetime
+    dispatched_at: datetime | None
+    project_id: str | None
+    private_to: str | None
+
+
+# A Struct rather than a dataclass, as on every hot path: the relay builds one per claimed event, and a
+# frozen dataclass costs several times as much to build.
+class ClaimedEventRow(msgspec.Struct, frozen=True, gc=False):
+    """An undispatched event as the relay hands it to its consumers."""
+
+    id: int
+    event_id: str
+    type: str
+    workspace_id: str
+    resource_type: str
+    resource_id: str
+    actor_id: str | None
+    payload: dict[str, Any]
+    occurred_at: datetime
+    project_id: str | None
+    private_to: str | None
 
 
 async def append_event(
@@ -82,19 +123,35 @@ async def append_events(events: list[dict[str, Any]]) -> list[str]:
     return ids
 
 
-async def events_for_workspace(workspace_id: str) -> list[dict[str, Any]]:
+async def events_for_workspace(workspace_id: str) -> list[OutboxEventRow]:
     """Every event of a workspace in commit order (tests and operators)."""
     rows = await db.fetch("SELECT * FROM outbox WHERE workspace_id = $1 ORDER BY id", workspace_id)
-    result = []
-    for r in rows:
-        event = dict(r)
-        event["payload"] = json.loads(event["payload"])
-        event["source"] = json.loads(event["source"]) if event["source"] else None
-        result.append(event)
-    return result
+    return [
+        OutboxEventRow(
+            id=r["id"],
+            event_id=r["event_id"],
+            type=r["type"],
+            event_version=r["event_version"],
+            workspace_id=r["workspace_id"],
+            resource_type=r["resource_type"],
+            resource_id=r["resource_id"],
+            actor_id=r["actor_id"],
+            payload=json.loads(r["payload"]),
+            source=json.loads(r["source"]) if r["source"] else None,
+            occurred_at=r["occurred_at"],
+            dispatched_at=r["dispatched_at"],
+            project_id=r["project_id"],
+            private_to=r["private_to"],
+        )
+        for r in rows
+    ]
 
 
-ClaimedEvents = Callable[[list[dict[str, Any]]], Awaitable[None]]
+ClaimedEvents = Callable[[list[ClaimedEventRow]], Awaitable[None]]
+
+# msgspec's decoder, not json.loads: every claimed event's payload is decoded here, most of them for no consumer
+# that reads it, and this one takes a third of the time for the same values.
+_decode_payload = msgspec.json.Decoder().decode
 
 
 async def claim_batch(limit: int, *, on_claimed: ClaimedEvents) -> int:
@@ -113,7 +170,24 @@ async def claim_batch(limit: int, *, on_claimed: ClaimedEvents) -> int:
         )
         if not events:
             return 0
-        await on_claimed([dict(e) for e in events])
+        await on_claimed(
+            [
+                ClaimedEventRow(
+                    id=e["id"],
+                    event_id=e["event_id"],
+                    type=e["type"],
+                    workspace_id=e["workspace_id"],
+                    resource_type=e["resource_type"],
+                    resource_id=e["resource_id"],
+                    actor_id=e["actor_id"],
+                    payload=_decode_payload(e["payload"]),
+                    occurred_at=e["occurred_at"],
+                    project_id=e["project_id"],
+                    private_to=e["private_to"],
+                )
+                for e in events
+            ]
+        )
         await db.execute(
             "UPDATE outbox SET dispatched_at = clock_timestamp() WHERE id = ANY($1::bigint[])",
             [e["id"] for e in events],

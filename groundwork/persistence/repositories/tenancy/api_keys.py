@@ -2,15 +2,71 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+
+import msgspec
 
 from groundwork.domain.ids import new_id
 from groundwork.persistence import db
 
 
+@dataclass(frozen=True, slots=True)
+class ApiKeyRow:
+    """A key's record (never the key itself)."""
+
+    id: str
+    workspace_id: str
+    principal_id: str
+    key_hash: str
+    key_prefix: str
+    scopes: list[str]
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+    app_id: str | None
+
+
+# A Struct rather than a dataclass, as on every hot path: a key is resolved on each request its process
+# has not cached, and a frozen dataclass costs several times as much to build.
+class ActiveKeyRow(msgspec.Struct, frozen=True, gc=False):
+    """An unrevoked key with its principal and the connected app it is bound to (`app_*` None without one)."""
+
+    api_key_id: str
+    scopes: list[str]
+    workspace_id: str
+    last_used_at: datetime | None
+    principal_id: str
+    name: str
+    kind: str
+    is_admin: bool
+    app_id: str | None
+    app_name: str | None
+    app_kind: str | None
+    app_status: str | None
+    app_direction: str | None
+    app_field_authority: list[str] | None
+    app_provenance: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyListingRow:
+    """A key's record as operators list it, with its workspace's slug and its principal's name."""
+
+    id: str
+    key_prefix: str
+    scopes: list[str]
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+    app_id: str | None
+    workspace: str
+    principal: str
+
+
 async def create_api_key(
     workspace_id: str, principal_id: str, key_hash: str, key_prefix: str, scopes: list[str], app_id: str | None = None
-) -> dict[str, Any]:
+) -> ApiKeyRow:
     """Insert a key record (never the key itself), bound to a connected app when `app_id` is given."""
     row = await db.fetchrow(
         "INSERT INTO api_keys (id, workspace_id, principal_id, key_hash, key_prefix, scopes, app_id)"
@@ -24,10 +80,21 @@ async def create_api_key(
         app_id,
     )
     assert row is not None
-    return dict(row)
+    return ApiKeyRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        principal_id=row["principal_id"],
+        key_hash=row["key_hash"],
+        key_prefix=row["key_prefix"],
+        scopes=row["scopes"],
+        created_at=row["created_at"],
+        revoked_at=row["revoked_at"],
+        last_used_at=row["last_used_at"],
+        app_id=row["app_id"],
+    )
 
 
-async def find_active_by_hash(key_hash: str) -> dict[str, Any] | None:
+async def find_active_by_hash(key_hash: str) -> ActiveKeyRow | None:
     """The unrevoked key with this hash, joined with its principal and the connected app it is bound to."""
     row = await db.fetchrow(
         """
@@ -41,7 +108,25 @@ async def find_active_by_hash(key_hash: str) -> dict[str, Any] | None:
         """,
         key_hash,
     )
-    return dict(row) if row else None
+    if row is None:
+        return None
+    return ActiveKeyRow(
+        api_key_id=row["api_key_id"],
+        scopes=row["scopes"],
+        workspace_id=row["workspace_id"],
+        last_used_at=row["last_used_at"],
+        principal_id=row["principal_id"],
+        name=row["name"],
+        kind=row["kind"],
+        is_admin=row["is_admin"],
+        app_id=row["app_id"],
+        app_name=row["app_name"],
+        app_kind=row["app_kind"],
+        app_status=row["app_status"],
+        app_direction=row["app_direction"],
+        app_field_authority=row["app_field_authority"],
+        app_provenance=row["app_provenance"],
+    )
 
 
 async def touch_last_used(api_key_id: str) -> None:
@@ -49,7 +134,7 @@ async def touch_last_used(api_key_id: str) -> None:
     await db.execute("UPDATE api_keys SET last_used_at = now() WHERE id = $1", api_key_id)
 
 
-async def list_api_keys(workspace_slug: str | None = None) -> list[dict[str, Any]]:
+async def list_api_keys(workspace_slug: str | None = None) -> list[ApiKeyListingRow]:
     """Every key with its workspace and principal, newest first."""
     rows = await db.fetch(
         """
@@ -61,7 +146,20 @@ async def list_api_keys(workspace_slug: str | None = None) -> list[dict[str, Any
         """,
         workspace_slug,
     )
-    return [dict(r) for r in rows]
+    return [
+        ApiKeyListingRow(
+            id=r["id"],
+            key_prefix=r["key_prefix"],
+            scopes=r["scopes"],
+            created_at=r["created_at"],
+            revoked_at=r["revoked_at"],
+            last_used_at=r["last_used_at"],
+            app_id=r["app_id"],
+            workspace=r["workspace"],
+            principal=r["principal"],
+        )
+        for r in rows
+    ]
 
 
 async def revoke_api_key(api_key_id: str) -> bool:

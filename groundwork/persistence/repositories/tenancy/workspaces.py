@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+
+from asyncpg import Record
 
 from groundwork.domain.ids import new_id
 from groundwork.domain.tenancy.principals import Principal
@@ -16,19 +19,110 @@ _VISIBLE = """
 """
 
 
-async def create_workspace(slug: str, name: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow:
+    """A workspace: its unique slug and its name."""
+
+    id: str
+    slug: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PrincipalRow:
+    """A principal of a workspace (a user, service, agent or provider), and whether it is a workspace admin."""
+
+    id: str
+    workspace_id: str
+    name: str
+    display_name: str
+    kind: str
+    is_admin: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PortfolioRow:
+    """A portfolio of a workspace."""
+
+    id: str
+    workspace_id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EngagementRow:
+    """An engagement under a portfolio."""
+
+    id: str
+    workspace_id: str
+    portfolio_id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRow:
+    """A project under an engagement; its key prefixes its work items' keys."""
+
+    id: str
+    workspace_id: str
+    engagement_id: str
+    key: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class VisibleProjectRow:
+    """A project the caller sees, with its engagement and portfolio."""
+
+    id: str
+    key: str
+    name: str
+    created_at: datetime
+    engagement_id: str
+    engagement_name: str
+    portfolio_id: str
+    portfolio_name: str
+
+
+def _workspace(row: Record) -> WorkspaceRow:
+    return WorkspaceRow(id=row["id"], slug=row["slug"], name=row["name"], created_at=row["created_at"])
+
+
+def _principal(row: Record) -> PrincipalRow:
+    return PrincipalRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        name=row["name"],
+        display_name=row["display_name"],
+        kind=row["kind"],
+        is_admin=row["is_admin"],
+        created_at=row["created_at"],
+    )
+
+
+async def create_workspace(slug: str, name: str) -> WorkspaceRow:
     """Insert a workspace; the slug is unique."""
     row = await db.fetchrow(
         "INSERT INTO workspaces (id, slug, name) VALUES ($1, $2, $3) RETURNING *", new_id("ws"), slug, name
     )
     assert row is not None
-    return dict(row)
+    return _workspace(row)
 
 
-async def get_workspace_by_slug(slug: str) -> dict[str, Any] | None:
+async def get_workspace_by_slug(slug: str) -> WorkspaceRow | None:
     """The workspace with this slug, if any."""
     row = await db.fetchrow("SELECT * FROM workspaces WHERE slug = $1", slug)
-    return dict(row) if row else None
+    return _workspace(row) if row else None
+
+
+async def all_workspaces() -> list[WorkspaceRow]:
+    """Every workspace, by slug."""
+    return [_workspace(r) for r in await db.fetch("SELECT * FROM workspaces ORDER BY slug")]
 
 
 async def create_principal(
@@ -38,7 +132,7 @@ async def create_principal(
     kind: str = "user",
     display_name: str | None = None,
     is_admin: bool = False,
-) -> dict[str, Any]:
+) -> PrincipalRow:
     """Insert a principal of the workspace."""
     row = await db.fetchrow(
         "INSERT INTO principals (id, workspace_id, name, display_name, kind, is_admin)"
@@ -51,19 +145,19 @@ async def create_principal(
         is_admin,
     )
     assert row is not None
-    return dict(row)
+    return _principal(row)
 
 
-async def get_principal_by_name(workspace_id: str, name: str) -> dict[str, Any] | None:
+async def get_principal_by_name(workspace_id: str, name: str) -> PrincipalRow | None:
     """The principal with this name in the workspace, if any."""
     row = await db.fetchrow("SELECT * FROM principals WHERE workspace_id = $1 AND name = $2", workspace_id, name)
-    return dict(row) if row else None
+    return _principal(row) if row else None
 
 
-async def get_principal(principal_id: str) -> dict[str, Any] | None:
+async def get_principal(principal_id: str) -> PrincipalRow | None:
     """The principal with this id, if any."""
     row = await db.fetchrow("SELECT * FROM principals WHERE id = $1", principal_id)
-    return dict(row) if row else None
+    return _principal(row) if row else None
 
 
 async def set_principal_admin(principal_id: str, is_admin: bool) -> None:
@@ -77,7 +171,7 @@ async def principal_ids_in_workspace(workspace_id: str, ids: list[str]) -> set[s
     return {r["id"] for r in rows}
 
 
-async def create_portfolio(workspace_id: str, name: str) -> dict[str, Any]:
+async def create_portfolio(workspace_id: str, name: str) -> PortfolioRow:
     """Insert a portfolio."""
     row = await db.fetchrow(
         "INSERT INTO portfolios (id, workspace_id, name) VALUES ($1, $2, $3) RETURNING *",
@@ -86,10 +180,10 @@ async def create_portfolio(workspace_id: str, name: str) -> dict[str, Any]:
         name,
     )
     assert row is not None
-    return dict(row)
+    return PortfolioRow(id=row["id"], workspace_id=row["workspace_id"], name=row["name"], created_at=row["created_at"])
 
 
-async def create_engagement(workspace_id: str, portfolio_id: str, name: str) -> dict[str, Any]:
+async def create_engagement(workspace_id: str, portfolio_id: str, name: str) -> EngagementRow:
     """Insert an engagement under a portfolio."""
     row = await db.fetchrow(
         "INSERT INTO engagements (id, workspace_id, portfolio_id, name) VALUES ($1, $2, $3, $4) RETURNING *",
@@ -99,10 +193,16 @@ async def create_engagement(workspace_id: str, portfolio_id: str, name: str) -> 
         name,
     )
     assert row is not None
-    return dict(row)
+    return EngagementRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        portfolio_id=row["portfolio_id"],
+        name=row["name"],
+        created_at=row["created_at"],
+    )
 
 
-async def create_project(workspace_id: str, engagement_id: str, key: str, name: str) -> dict[str, Any]:
+async def create_project(workspace_id: str, engagement_id: str, key: str, name: str) -> ProjectRow:
     """Insert a project under an engagement; its key prefixes its work items' keys."""
     row = await db.fetchrow(
         "INSERT INTO projects (id, workspace_id, engagement_id, key, name) VALUES ($1, $2, $3, $4, $5) RETURNING *",
@@ -113,7 +213,46 @@ async def create_project(workspace_id: str, engagement_id: str, key: str, name: 
         name,
     )
     assert row is not None
-    return dict(row)
+    return _project(row)
+
+
+def _project(row: Record) -> ProjectRow:
+    return ProjectRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        engagement_id=row["engagement_id"],
+        key=row["key"],
+        name=row["name"],
+        created_at=row["created_at"],
+    )
+
+
+async def project_by_id(project_id: str) -> ProjectRow | None:
+    """A project by id."""
+    row = await db.fetchrow("SELECT * FROM projects WHERE id = $1", project_id)
+    return _project(row) if row else None
+
+
+async def project_by_key(workspace_slug: str, key: str) -> ProjectRow | None:
+    """A project by its key within the workspace with this slug."""
+    row = await db.fetchrow(
+        "SELECT p.* FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.slug = $1 AND p.key = $2",
+        workspace_slug,
+        key,
+    )
+    return _project(row) if row else None
+
+
+async def projects_by_id(project_ids: list[str]) -> list[ProjectRow]:
+    """Projects by id, by key."""
+    rows = await db.fetch("SELECT * FROM projects WHERE id = ANY($1::text[]) ORDER BY key", project_ids)
+    return [_project(r) for r in rows]
+
+
+async def projects_of_workspace(workspace_id: str) -> list[ProjectRow]:
+    """Every project of a workspace, by key."""
+    rows = await db.fetch("SELECT * FROM projects WHERE workspace_id = $1 ORDER BY key", workspace_id)
+    return [_project(r) for r in rows]
 
 
 async def add_membership(principal_id: str, project_id: str, role: str) -> None:
@@ -127,7 +266,7 @@ async def add_membership(principal_id: str, project_id: str, role: str) -> None:
     )
 
 
-async def visible_projects(principal: Principal, permission: str = "project:read") -> list[dict[str, Any]]:
+async def visible_projects(principal: Principal, permission: str = "project:read") -> list[VisibleProjectRow]:
     """The caller's projects holding `permission`, with their engagement and portfolio, by key."""
     rows = await db.fetch(
         f"""
@@ -145,7 +284,19 @@ async def visible_projects(principal: Principal, permission: str = "project:read
         principal.id,
         permission,
     )
-    return [dict(r) for r in rows]
+    return [
+        VisibleProjectRow(
+            id=r["id"],
+            key=r["key"],
+            name=r["name"],
+            created_at=r["created_at"],
+            engagement_id=r["engagement_id"],
+            engagement_name=r["engagement_name"],
+            portfolio_id=r["portfolio_id"],
+            portfolio_name=r["portfolio_name"],
+        )
+        for r in rows
+    ]
 
 
 async def visible_project_ids(principal: Principal, permission: str = "project:read") -> list[str]:

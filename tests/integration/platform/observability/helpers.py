@@ -9,6 +9,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from groundwork.persistence.repositories.platform import backlogs as operations
+from groundwork.platform.observability import gauges, metrics
 
 
 def samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
@@ -29,11 +30,23 @@ def value(text: str, name: str, **labels: str) -> float:
 
 
 async def scrape(client: httpx.AsyncClient, url: str = "/metrics") -> str:
-    """GET a /metrics page and check it is Prometheus text."""
+    """GET a /metrics page and check it is Prometheus text with one charset."""
     response = await client.get(url)
     assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("text/plain")
+    assert response.headers.get_list("content-type") == [metrics.CONTENT_TYPE]
     return response.text
+
+
+async def worker_page() -> str:
+    """What the worker reporting the gauges of shared state serves at its /metrics (the session's worker runs in
+    this process, without a metrics listener)."""
+    await gauges.refresh_gauges()
+    await gauges.refresh_shared_gauges()
+    metrics.report_shared_state(True)
+    try:
+        return metrics.exposition(metrics.WORKER_FAMILIES)[0].decode()
+    finally:
+        metrics.report_shared_state(False)
 
 
 async def outbox_drained(timeout: float = 180.0) -> None:

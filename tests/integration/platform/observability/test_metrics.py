@@ -1,4 +1,5 @@
-"""`/metrics` of the API: requests by route template and status, outbox, webhook outcomes, index lag."""
+"""`/metrics`: the API's requests by route template and status and its index lag; the worker's outbox, webhook
+outcomes and index lag; each family from one kind of process, the gauges of shared state from one worker."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client import REGISTRY
+from prometheus_client.parser import text_string_to_metric_families
 
 from groundwork.platform.observability import gauges as operational_metrics
+from groundwork.platform.observability import metrics
+from groundwork.platform.observability.gauges import SharedGaugeReporter
 from groundwork.platform.outbox.relay import OutboxRelay
 from groundwork.platform.search_replica.corpus_projection import catch_up_index
 from groundwork.search.corpus_index import corpus_index
 from groundwork.services.evidence_search.sources import SourceUpload, ingest_without_index, receive_source
 from tests.conftest import Workspace
-from tests.integration.platform.observability.helpers import outbox_drained, samples, scrape, value
+from tests.integration.platform.observability.helpers import outbox_drained, samples, scrape, value, worker_page
 from tests.integration.webhooks.conftest import Receiver, create_endpoint, delivery_of, emit, wait_until
 
 WORK_ITEM_ROUTE = "/api/v1/work-items/{work_item_id}"
@@ -77,11 +81,11 @@ async def test_unmatched_paths_share_one_route_label(client: httpx.AsyncClient) 
 async def test_outbox_backlog_and_its_oldest_age_follow_the_database(
     client: httpx.AsyncClient, workspace: Workspace, fresh_gauges: None
 ) -> None:
-    before = value(await scrape(client), "groundwork_outbox_backlog_events")
+    before = value(await worker_page(), "groundwork_outbox_backlog_events")
     await emit(workspace, "notification.created")
     await emit(workspace, "notification.created")
     await asyncio.sleep(1.1)
-    after = await scrape(client)
+    after = await worker_page()
     # No relay runs here: both events wait undispatched.
     assert value(after, "groundwork_outbox_backlog_events") == before + 2
     assert value(after, "groundwork_outbox_oldest_age_seconds") >= 1.0
@@ -103,7 +107,7 @@ async def test_webhook_delivery_outcomes_are_counted_and_failed_deliveries_gauge
     attempts_failed = counted("groundwork_webhook_delivery_attempts_total", "failed")
     delivered = counted("groundwork_webhook_deliveries_total", "succeeded")
     failed = counted("groundwork_webhook_deliveries_total", "failed")
-    failed_gauge = value(await scrape(client), "groundwork_webhook_deliveries_failed")
+    failed_gauge = value(await worker_page(), "groundwork_webhook_deliveries_failed")
 
     key = await workspace.key(admin=True)
     good, gone = await receivers(), await receivers()
@@ -137,7 +141,7 @@ async def test_webhook_delivery_outcomes_are_counted_and_failed_deliveries_gauge
     assert counted("groundwork_webhook_delivery_attempts_total", "failed") == attempts_failed + 1
     assert counted("groundwork_webhook_deliveries_total", "succeeded") == delivered + 1
     assert counted("groundwork_webhook_deliveries_total", "failed") == failed + 1
-    assert value(await scrape(client), "groundwork_webhook_deliveries_failed") == failed_gauge + 1
+    assert value(await worker_page(), "groundwork_webhook_deliveries_failed") == failed_gauge + 1
 
 
 async def test_search_index_lag_counts_change_sets_the_replica_has_not_applied(
@@ -174,3 +178,31 @@ async def test_a_replica_reports_its_own_position_through_the_same_metric(worksp
         lag.change_sets_behind
     )
     assert lag.applied_seq == 0 and lag.change_sets_behind >= 0
+
+
+async def test_the_api_exposes_only_its_own_families_with_one_charset(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
+    await emit(workspace, "notification.created")
+    page = await scrape(client)  # checks the one Content-Type, exactly as prometheus-client writes it
+    families = {family.name for family in text_string_to_metric_families(page)}
+    assert "groundwork_http_requests" in families and "groundwork_search_index_lag_changes" in families
+    # The worker's outcomes and the gauges of shared state are not the API's: summed over targets, each counts once.
+    assert not {name for name in families if name.startswith(("groundwork_outbox_", "groundwork_webhook_"))}
+
+
+async def test_one_worker_at_a_time_reports_the_gauges_of_shared_state(settings: Any) -> None:
+    first, second = SharedGaugeReporter(settings.database_url), SharedGaugeReporter(settings.database_url)
+    try:
+        assert await first.holds()
+        assert not await second.holds()
+        shared = {
+            f.name for f in text_string_to_metric_families(metrics.exposition(metrics.WORKER_FAMILIES)[0].decode())
+        }
+        assert "groundwork_outbox_backlog_events" not in shared  # the second, last asked, does not report them
+        await first.close()  # the reporting worker stops: the next one to ask takes over
+        assert await second.holds()
+        assert not await first.holds()
+    finally:
+        await first.close()
+        await second.close()

@@ -27,15 +27,18 @@ from tests.conftest import free_port
 from tests.integration.platform.observability.helpers import samples, value
 
 
-async def _page(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> str:
-    """The metrics page once it answers (the worker connects to PostgreSQL and Temporal first)."""
+async def _page(
+    url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0, showing: str | None = None
+) -> str:
+    """The metrics page once it answers (the worker connects to PostgreSQL and Temporal first), and once it shows
+    the family `showing` (the gauges of shared state appear once the worker knows it is the one reporting them)."""
     deadline = time.monotonic() + timeout
     async with httpx.AsyncClient(timeout=5) as http:
         while True:
             assert process.poll() is None, log.read_text()
             with contextlib.suppress(httpx.HTTPError):
                 response = await http.get(url)
-                if response.status_code == 200:
+                if response.status_code == 200 and (showing is None or samples(response.text, showing)):
                     return response.text
             assert time.monotonic() < deadline, f"{url} did not answer; worker log:\n{log.read_text()}"
             await asyncio.sleep(0.2)
@@ -63,7 +66,7 @@ async def test_the_worker_serves_its_gauges_and_the_sdks_workflow_and_activity_o
         )
     url = f"http://127.0.0.1:{port}/metrics"
     try:
-        first = await _page(url, process, log_path)
+        first = await _page(url, process, log_path, showing="groundwork_outbox_backlog_events")
         assert samples(first, "groundwork_outbox_backlog_events"), "the database gauges are missing"
         removed = await temporal_client.execute_workflow(
             PurgeIdempotencyKeysWorkflow.run, id=f"purge-metrics-{uuid.uuid4().hex}", task_queue=queue
@@ -86,6 +89,8 @@ async def test_the_worker_serves_its_gauges_and_the_sdks_workflow_and_activity_o
         assert value(page, "temporal_activity_execution_failed_total", **activity) == 0
         assert samples(page, "groundwork_search_index_lag_changes")
         assert samples(page, "groundwork_webhook_deliveries_failed")
+        # Only the worker's own families: the API's request metrics are not here, even empty.
+        assert "groundwork_http_requests_total" not in page and "groundwork_http_request_duration" not in page
     finally:
         process.terminate()
         process.wait(30)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -10,9 +11,30 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from groundwork.domain.tenancy.principals import Principal
+from groundwork.persistence.repositories.evidence_search.sources import VersionSummaryRow
 from groundwork.services.evidence_search import sources as corpus_sources
 
-VERSION = {"id": "ver_1", "status": "pending"}
+_AT = datetime(2026, 11, 1, tzinfo=UTC)
+VERSION = VersionSummaryRow(
+    id="ver_1",
+    seq=1,
+    kind="markdown",
+    content_hash="sha256:0",
+    byte_size=3,
+    status="pending",
+    created_at=_AT,
+    ingested_at=None,
+    source_id="src_1",
+    project_id="prj_1",
+    uri="a.md",
+    title="A",
+    owner="provider",
+    classification="general",
+    source_created_at=_AT,
+    source_updated_at=_AT,
+    passage_count=None,
+    active_version_id=None,
+)
 
 
 class _Handle:
@@ -47,14 +69,14 @@ async def test_an_ingest_that_fails_while_waiting_is_accepted_not_a_server_error
     async def start(*_: Any) -> _Handle:
         return _Handle(error)
 
-    async def summary(version_id: str) -> dict[str, Any]:
+    async def summary(version_id: str) -> VersionSummaryRow:
         assert version_id == "ver_1"
         return VERSION
 
     monkeypatch.setattr(corpus_sources, "require_project_permission", writable)
     monkeypatch.setattr(corpus_sources, "receive_source", receive)
     monkeypatch.setattr(corpus_sources, "start_ingest", start)
-    monkeypatch.setattr(corpus_sources.repo, "version_summary", summary)
+    monkeypatch.setattr(corpus_sources.source_rows, "version_summary", summary)
     upload = corpus_sources.SourceUpload(project_id="prj_1", uri="a.md", kind="markdown", content=b"# A")
 
     principal = Principal("key_1", "wsp_1", "provider", "provider", False, "key_1", frozenset())

@@ -1,0 +1,197 @@
+"""How evidence search ranks a passage: BM25 over its text, its document's structure in proportion, the
+proximity of the question's words, and document furniture below prose.
+
+The query analysis (which words count) is `domain.evidence_search.analysis`; this module turns the clauses that
+count into Tantivy queries with their score bounds, and `search.corpus_search` filters and pages them. The
+weights were measured on a real manual (bench/relevance_bench.py, docs/decisions.md "Ranking").
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import tantivy
+
+from groundwork.domain.evidence_search.analysis import AnalyzedClause
+from groundwork.domain.evidence_search.corpus import QueryClause
+from groundwork.search.corpus_index import FURNITURE, FURNITURE_FIELD
+
+# What a content word matching the document's structure is worth, as a multiple of its idf in the passage text
+# (its rarity in the corpus, so a frequent word lifts little and a stopword never counts): the heading that
+# opens the passage's own section says most about it, the heading path about the section around it, the
+# document title about the whole document. A word counts once, in the strongest field it is in. The text
+# itself is ranked by BM25 (at most (k1 + 1) = 2.2 times the word's idf). Structure scores are constant per
+# match: these fields are short and absent from many passages, where BM25's length normalisation against
+# their tiny average length would crush every match.
+STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 2.5), ("title", 0.5), ("section", 1.0))
+
+
+# Two neighbouring words of a question found within this many positions of each other in a passage (about a
+# sentence) add their pair's BM25 again, at this weight: passages that hold them together rank above passages
+# that hold them far apart.
+PROXIMITY_SLOP = 20
+PROXIMITY_WEIGHT = 1.0
+
+
+# A furniture passage's score is multiplied by this: below prose that matches as well, still findable.
+FURNITURE_FACTOR = 0.3
+
+
+_OCCUR = {"should": tantivy.Occur.Should, "must": tantivy.Occur.Must, "must_not": tantivy.Occur.MustNot}
+
+
+def text_query(schema: tantivy.Schema, clauses: list[AnalyzedClause], field: str = "text") -> tantivy.Query:
+    """The BM25 query of the clauses over one text field."""
+    text_parts = []
+    for analyzed in clauses:
+        if len(analyzed.terms) == 1:
+            part = tantivy.Query.term_query(schema, field, analyzed.terms[0])
+        else:
+            part = tantivy.Query.phrase_query(schema, field, list(analyzed.terms))
+        text_parts.append((_OCCUR[analyzed.clause.occur], part))
+    return tantivy.Query.boolean_query(text_parts)
+
+
+def term_or_phrase(schema: tantivy.Schema, field: str, terms: tuple[str, ...]) -> tantivy.Query:
+    """A word's term query, or a phrase's phrase query, over one field."""
+    if len(terms) == 1:
+        return tantivy.Query.term_query(schema, field, terms[0])
+    return tantivy.Query.phrase_query(schema, field, list(terms))
+
+
+def idf(doc_freq: int, num_docs: int) -> float:
+    """BM25's inverse document frequency (Tantivy's formula)."""
+    return math.log(1.0 + (max(0, num_docs - doc_freq) + 0.5) / (doc_freq + 0.5))
+
+
+# BM25's k1: a text match scores at most (k1 + 1) times its idf.
+_K1 = 1.2
+
+
+class IndexStatistics:
+    """Document frequencies of one snapshot, and its document count as BM25 counts it (deleted ones too)."""
+
+    def __init__(self, searcher: tantivy.Searcher, kinds: tuple[str, ...]) -> None:
+        self.searcher = searcher
+        self._doc_freqs: dict[tuple[str, str], int] = {}
+        # Every passage has one kind and the marker document has the marker; doc_freq counts deleted ones too,
+        # as Tantivy's own idf does (it divides by each segment's max_doc).
+        self.passage_docs = sum(searcher.doc_freq("kind", kind) for kind in kinds)
+        try:
+            self.furniture_docs = int(searcher.doc_freq(FURNITURE_FIELD, FURNITURE))
+        except ValueError:  # a generation of an earlier schema, without the mark: nothing is furniture there
+            self.furniture_docs = 0
+        total = self.passage_docs + searcher.doc_freq("marker", "applied")
+        self.total_docs = max(1, total, searcher.num_docs)
+
+    def doc_freq(self, field: str, term: str) -> int:
+        """How many documents (deleted ones included) hold `term` in `field` (remembered for the snapshot)."""
+        key = (field, term)
+        found = self._doc_freqs.get(key)
+        if found is None:
+            if len(self._doc_freqs) > 100_000:
+                self._doc_freqs = {}
+            found = self._doc_freqs[key] = int(self.searcher.doc_freq(field, term))
+        return found
+
+    def idf(self, field: str, terms: tuple[str, ...]) -> float:
+        """The idf of a word, or the summed idf of a phrase's words, in `field`."""
+        return sum(idf(self.doc_freq(field, term), self.total_docs) for term in terms)
+
+
+@dataclass(frozen=True)
+class WeightedClause:
+    """A clause's query and the highest score it can add to any document."""
+
+    analyzed: AnalyzedClause
+    query: tantivy.Query
+    upper_bound: float
+
+
+def clause_query(schema: tantivy.Schema, analyzed: AnalyzedClause, stats: IndexStatistics) -> WeightedClause:
+    """A word or phrase: BM25 over the text, plus a constant score for the strongest structure field it matches,
+    weighted by its rarity in the text (a field's length does not count, and a word repeated in the title,
+    the heading path and the opening heading counts once)."""
+    text = term_or_phrase(schema, "text", analyzed.terms)
+    idf_text = stats.idf("text", analyzed.terms)
+    structure = [
+        tantivy.Query.const_score_query(term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
+        for field, weight in STRUCTURE_WEIGHTS
+        if all(stats.doc_freq(field, term) for term in analyzed.terms)  # no passage has it there: nothing to add
+    ]
+    bound = (1.0 + _K1) * idf_text
+    if not structure:
+        return WeightedClause(analyzed, text, bound * 1.001)
+    lift = structure[0] if len(structure) == 1 else tantivy.Query.disjunction_max_query(structure)
+    bound += max(weight for _, weight in STRUCTURE_WEIGHTS) * idf_text
+    query = tantivy.Query.boolean_query([(tantivy.Occur.Should, text), (tantivy.Occur.Should, lift)])
+    return WeightedClause(analyzed, query, bound * 1.001)  # a margin for Tantivy's 32-bit arithmetic
+
+
+def proximity_clauses(
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics
+) -> list[WeightedClause]:
+    """Each two neighbouring words of the question, near each other in a passage: a sloppy phrase that lifts
+    passages matching them close together over passages that hold them far apart."""
+    words = [a for a in clauses if a.clause.occur != "must_not" and len(a.terms) == 1]
+    found = []
+    for first, second in itertools.pairwise(words):
+        if first.terms == second.terms:
+            continue
+        pair = (first.terms[0], second.terms[0])
+        query = tantivy.Query.boost_query(
+            tantivy.Query.phrase_query(schema, "text", list(pair), slop=PROXIMITY_SLOP), PROXIMITY_WEIGHT
+        )
+        clause = QueryClause(f"{first.clause.text} {second.clause.text}", True, "should", first.clause.position)
+        bound = PROXIMITY_WEIGHT * (1.0 + _K1) * stats.idf("text", pair)
+        found.append(WeightedClause(AnalyzedClause(clause, pair), query, bound * 1.001))
+    return found
+
+
+def weighted_clauses(
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics
+) -> list[WeightedClause]:
+    """Every clause that ranks or must match, weighed, and the proximity of neighbouring words; excluded ones
+    are left to `ranking_query`."""
+    weighted = [clause_query(schema, a, stats) for a in clauses if a.clause.occur != "must_not"]
+    return weighted + proximity_clauses(schema, clauses, stats)
+
+
+def ranking_query(
+    schema: tantivy.Schema,
+    clauses: list[AnalyzedClause],
+    stats: IndexStatistics | None = None,
+    weighted: list[WeightedClause] | None = None,
+) -> tantivy.Query:
+    """The query of the clauses: plain ones rank, `+` ones must match (anywhere), `-` ones must not be in the
+    text. Without statistics (which weigh structure) only the text ranks, as before structure counted.
+    `weighted`: the clauses' `weighted_clauses`, when the caller has them already."""
+    if stats is None:
+        return text_query(schema, clauses)
+    must_not = tantivy.Occur.MustNot
+    excluded = [(must_not, term_or_phrase(schema, "text", a.terms)) for a in clauses if a.clause.occur == "must_not"]
+    if weighted is None:
+        weighted = weighted_clauses(schema, clauses, stats)
+    ranked = [(_OCCUR[w.analyzed.clause.occur], w.query) for w in weighted]
+    return tantivy.Query.boolean_query(ranked + excluded)
+
+
+def zero_scored(query: tantivy.Query) -> tantivy.Query:
+    """`query` as a filter: it adds nothing to the score."""
+    # A filter inside a Must would add to the BM25 score unless its own score is constant zero.
+    return tantivy.Query.const_score_query(query, 0.0)
+
+
+def furniture_below_prose(
+    schema: tantivy.Schema, ranking: tantivy.Query, stats: IndexStatistics | None
+) -> tantivy.Query:
+    """`ranking`, with a furniture passage's score scaled down: it ranks below prose that matches as well."""
+    if stats is None or not stats.furniture_docs:
+        return ranking
+    furniture = tantivy.Query.term_query(schema, FURNITURE_FIELD, FURNITURE)
+    prose = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking), (tantivy.Occur.MustNot, furniture)])
+    scaled = tantivy.Query.boost_query(ranking, FURNITURE_FACTOR)
+    framing = tantivy.Query.boolean_query([(tantivy.Occur.Must, scaled), (tantivy.Occur.Must, zero_scored(furniture))])
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, prose), (tantivy.Occur.Should, framing)])
