@@ -38,10 +38,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 # The script's own folder is on sys.path: the corpus comes from the search bench's generator.
-import search_bench
+import closed_loop
+import generated_corpus
+import httpx
 from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
@@ -287,7 +287,7 @@ async def main() -> None:
     index_dir = args.data_dir / "index"
     generations.configure(index_dir)
     rng = random.Random(args.seed)
-    search_bench.PROJECTS = PROJECTS  # the corpus spreads over the same 100 projects
+    generated_corpus.PROJECTS = PROJECTS  # the corpus spreads over the same 100 projects
 
     if args.reuse:
         ws = await tenancy.get_workspace_by_slug("ctxbench")
@@ -308,11 +308,11 @@ async def main() -> None:
         key = issued.key
         principal = Principal(issued.principal_id, workspace_id, "bench", "user", True, issued.api_key_id,
                               frozenset(["context-engine:read"]))  # fmt: skip
-        vocab = search_bench.vocabulary(200_000, random.Random(args.seed))
+        vocab = generated_corpus.vocabulary(200_000, random.Random(args.seed))
     else:
         workspace_id, projects, providers, key, principal = await setup_workspace()
         started = time.perf_counter()
-        corpus, vocab = search_bench.generate(args.passages, 200, 60, args.seed)
+        corpus, vocab = generated_corpus.generate(args.passages, 200, 60, args.seed)
         print(
             f"generated {corpus.passages:,} passages in {time.perf_counter() - started:.0f} s; ingesting ...",
             flush=True,
@@ -320,7 +320,7 @@ async def main() -> None:
         corpus_index = CorpusIndex.at(index_dir)
         corpus_index.heap_bytes = 256_000_000
         sources = [(projects[p], uri, kind, content) for p, uri, kind, content in corpus.sources]
-        seconds, _ = await search_bench.ingest(sources, workspace_id, args.data_dir / "files")
+        seconds, _ = await generated_corpus.ingest(sources, workspace_id, args.data_dir / "files")
         corpus_index.release_writer()
         print(f"corpus: {corpus.passages:,} passages in {seconds:.0f} s", flush=True)
         seconds = await seed_packages(workspace_id, projects, providers, vocab, args.packages, rng)
@@ -328,7 +328,7 @@ async def main() -> None:
         await pg_fts_setup()
     package_index().release_writer()
 
-    port = search_bench.free_port()
+    port = closed_loop.free_port()
     env = {
         **os.environ,
         "DATABASE_URL": dsn,
@@ -373,7 +373,7 @@ async def main() -> None:
                 t = time.perf_counter()
                 await briefings.query_context(principal, question, project_id=project)
                 timings["in-process"].append(time.perf_counter() - t)
-            briefing["project briefing"] = {n: search_bench.percentiles(s) for n, s in timings.items()}
+            briefing["project briefing"] = {n: closed_loop.percentiles(s) for n, s in timings.items()}
             print(f"briefings: {sum(sizes) / len(sizes):.1f} claims on average", flush=True)
 
             index = package_index()
@@ -404,12 +404,12 @@ async def main() -> None:
                     t = time.perf_counter()
                     await db.fetch(PG_FTS, q, projects)
                     timings["PostgreSQL FTS"].append(time.perf_counter() - t)
-                search[shape] = {n: search_bench.percentiles(s) for n, s in timings.items()}
+                search[shape] = {n: closed_loop.percentiles(s) for n, s in timings.items()}
     finally:
         api.terminate()
         api.wait(10)
 
-    temporal = TemporalDevServer(args.data_dir, port=search_bench.free_port(), ui_port=search_bench.free_port())
+    temporal = TemporalDevServer(args.data_dir, port=closed_loop.free_port(), ui_port=closed_loop.free_port())
     temporal.start()
     try:
         await asyncio.to_thread(temporal.wait_ready, 60)

@@ -12,13 +12,17 @@ from pathlib import Path
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_of(pid: int) -> float:
-    """User + system CPU seconds a process has used so far (0 when it is gone)."""
+def cpu_of(pid: int, *, reaped: bool = False) -> float:
+    """User + system CPU seconds a process has used so far (0 when it is gone); with `reaped`, plus those of its
+    children that have ended and that it has waited for (PostgreSQL's parallel workers, closed backends)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / _TICK
 
 
 def children_of(pid: int) -> list[int]:

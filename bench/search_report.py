@@ -1,0 +1,95 @@
+"""The search bench's latency tables, with issue 34's speed targets and their verdicts."""
+
+from __future__ import annotations
+
+from closed_loop import SideResult, percentiles
+from search_queries import TWO_TERMS
+
+# Issue 34: Groundwork's REST p50 at least this many times as fast as the peer's (the peer's p50 ÷ Groundwork's).
+SPEED_TARGETS = {"two rare terms": 0.7, "a common and a mid term": 5.0, "one very common term": 30.0}
+# The frequent shapes, where Groundwork's p99 must be lower than the peer's.
+FREQUENT = ("a common and a mid term", "one very common term")
+# A question's p50 at most this many times a two-term query's (the common and the mid term: a question's words
+# are such words, with one or two more and stopwords).
+QUESTION_TARGET = 2.0
+
+
+def verdict(measured: float, target: float, at_least: bool) -> str:
+    """ "met", or by how much a target is missed (as a share of the target)."""
+    if (measured >= target) if at_least else (measured <= target):
+        return "met"
+    return f"**missed by {abs(measured - target) / target:.0%}**"
+
+
+SIDES = ("REST", "peer", "service", "Tantivy")
+GROUPS = ("bench", "Groundwork API", "peer", "PostgreSQL")
+
+
+def report(
+    results: dict[tuple[str, int], dict[str, SideResult]],
+    loads: dict[tuple[str, int], tuple[float, float]],
+    workers: int,
+) -> None:
+    """The latency tables: every figure, the targets' ratios and verdicts, the CPU per query."""
+    p = {key: {side: percentiles(r.samples) for side, r in row.items()} for key, row in results.items()}
+    print("\nAll figures, p50 / p99 in ms (load: 1-minute average before / after the shape's timing):\n")
+    print("| query shape | concurrency | load | REST | peer | service | Tantivy |")
+    print("|---|---:|---|---|---|---|---|")
+    for key, row in p.items():
+        cells = " | ".join(f"{row[s][0]:.2f} / {row[s][1]:.2f}" for s in SIDES)
+        print(f"| {key[0]} | {key[1]} | {loads[key][0]:.2f} / {loads[key][1]:.2f} | {cells} |")
+    print(f"\nIssue 34's targets, REST (`groundwork serve --workers {workers}`) against the peer (same server):\n")
+    print(
+        "| query shape | concurrency | REST p50 | peer p50 | peer ÷ REST (target) | p50 target"
+        " | p99 REST / peer | p99 target |"
+    )
+    print("|---|---:|---:|---:|---:|---|---|---|")
+    for (shape, concurrency), row in p.items():
+        ours, theirs = row["REST"], row["peer"]
+        ratio = theirs[0] / ours[0]
+        if shape in SPEED_TARGETS:
+            speed = f"{ratio:.2f}x (≥ {SPEED_TARGETS[shape]:g}x)"
+            speed_verdict = verdict(ratio, SPEED_TARGETS[shape], at_least=True)
+        else:
+            speed, speed_verdict = f"{ratio:.2f}x", "(none)"
+        tail = "lower: met" if ours[1] < theirs[1] else "**not lower: missed**"
+        if shape not in FREQUENT:
+            tail = "(none: " + ("lower" if ours[1] < theirs[1] else "not lower") + ")"
+        print(
+            f"| {shape} | {concurrency} | {ours[0]:.2f} ms | {theirs[0]:.2f} ms | {speed} | {speed_verdict} |"
+            f" {ours[1]:.2f} / {theirs[1]:.2f} ms | {tail} |"
+        )
+    print(f"\nQuestions against two-term queries, p50 (target: a question ≤ {QUESTION_TARGET:g}x {TWO_TERMS}):\n")
+    print("| side | concurrency | question p50 | ÷ a common and a mid term | target | ÷ two rare terms |")
+    print("|---|---:|---:|---:|---|---:|")
+    for side in ("REST", "service", "Tantivy", "peer"):
+        for concurrency in (1, 16):
+            question = p[("a question", concurrency)][side][0]
+            pair = question / p[(TWO_TERMS, concurrency)][side][0]
+            rare = question / p[("two rare terms", concurrency)][side][0]
+            mark = verdict(pair, QUESTION_TARGET, at_least=False) if side == "REST" else "(REST's alone)"
+            print(f"| {side} | {concurrency} | {question:.2f} ms | {pair:.2f}x | {mark} | {rare:.2f}x |")
+    print("\nThe layers (p50): the service over raw Tantivy, the HTTP server over the service:\n")
+    print("| query shape | concurrency | service ÷ Tantivy | REST - service |")
+    print("|---|---:|---:|---:|")
+    for (shape, concurrency), row in p.items():
+        print(
+            f"| {shape} | {concurrency} | {row['service'][0] / row['Tantivy'][0]:.2f} |"
+            f" {row['REST'][0] - row['service'][0]:+.2f} ms |"
+        )
+    print("\nCPU per query (ms; bench = this process: the HTTP client for REST and peer, the search itself for")
+    print("service and Tantivy; the peer's and Groundwork's API processes; PostgreSQL with its workers):\n")
+    print("| query shape | concurrency | " + " | ".join(SIDES) + " |")
+    print("|---|---:|" + "---|" * len(SIDES))
+    for (shape, concurrency), sides in results.items():
+        per_side: list[str] = []
+        for side in SIDES:
+            n = len(sides[side].samples)
+            cpu = sides[side].cpu
+            per_side.append(
+                ", ".join(f"{g} {cpu[g] * 1000 / n:.2f}" for g in GROUPS if cpu[g] * 1000 / n >= 0.05) or "0"
+            )
+        print(f"| {shape} | {concurrency} | " + " | ".join(per_side) + " |")
+    answered = {s: sum(row[s].answered for row in results.values()) for s in SIDES}
+    asked = {s: sum(len(row[s].samples) for row in results.values()) for s in SIDES}
+    print("\nTimed answers holding passages: " + ", ".join(f"{s} {answered[s]:,}/{asked[s]:,}" for s in SIDES))
