@@ -63,12 +63,11 @@ from groundwork.search.package_index import package_index
 from groundwork.search.ranking import text_query
 from groundwork.services.context_engine import briefings, reads
 from groundwork.services.context_engine.contributions import (
-    ProviderRegistration,
     contribute_in_process,
     receive_contribution,
-    register_provider,
     start_contribution,
 )
+from groundwork.services.context_engine.registrations import ProviderRegistration, register_provider
 from groundwork.services.tenancy import api_keys
 from groundwork.stack.temporal_dev import TemporalDevServer
 from groundwork.worker import build_worker
