@@ -158,7 +158,7 @@ def settings(database: str, temporal_env: WorkflowEnvironment, tmp_path_factory:
         # test_search_replicas.py and tests/e2e/test_production_mode.py run real replicas.
         search_replica=False,
         # Live notification feeds end after a second here, so a caller that reads a whole answer (the
-        # authorization matrix, the fuzzer) gets one; tests/integration/notifications/test_stream.py serves
+        # authorization matrix, the fuzzer) gets one; tests/integration/notifications/test_feed.py serves
         # its own app with longer streams.
         notification_stream_seconds=1.0,
     )
