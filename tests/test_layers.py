@@ -21,15 +21,12 @@ def test_every_import_contract_is_kept() -> None:
 UNNAMED_IN_TESTS = {
     "evidence_search/ingest",
     "evidence_search/search",
-    "notifications/actions",
     "notifications/fanout",
     "notifications/moves",
-    "notifications/signed_tokens",
     "notifications/sink_messages",
     "notifications/snooze_timers",
     "notifications/view_links",
     "tenancy/workspace_keys",
-    "tenancy/workspaces",
     "work_items/import_jobs",
 }
 
