@@ -1,4 +1,5 @@
-"""Ingest → search: exact passages with page, paragraph, span and highlights; versions; errors."""
+"""services/evidence_search/search, after ingest: exact passages with page, paragraph, span and highlights; versions;
+errors."""
 
 from __future__ import annotations
 

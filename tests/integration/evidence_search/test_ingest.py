@@ -1,5 +1,6 @@
-"""Activation is consistent from the reader's view: the index serves the new version in the commit that takes
-the old one out, PostgreSQL marks it active after that, and a page's count always agrees with its rows."""
+"""services/evidence_search/ingest: activation is consistent from the reader's view: the index serves the new version
+in the commit that takes the old one out, PostgreSQL marks it active after that, and a page's count always agrees with
+its rows."""
 
 from __future__ import annotations
 
