@@ -24,7 +24,6 @@ UNNAMED_IN_TESTS = {
     "notifications/sink_messages",
     "notifications/snooze_timers",
     "notifications/view_links",
-    "work_items/import_jobs",
 }
 
 
