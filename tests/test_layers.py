@@ -21,7 +21,6 @@ def test_every_import_contract_is_kept() -> None:
 UNNAMED_IN_TESTS = {
     "notifications/fanout",
     "notifications/moves",
-    "notifications/sink_messages",
     "notifications/snooze_timers",
     "notifications/view_links",
 }
