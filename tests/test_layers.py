@@ -22,7 +22,6 @@ UNNAMED_IN_TESTS = {
     "notifications/fanout",
     "notifications/moves",
     "notifications/snooze_timers",
-    "notifications/view_links",
 }
 
 
