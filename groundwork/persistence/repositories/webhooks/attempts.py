@@ -161,6 +161,15 @@ async def record_attempt(
     attempt disables the endpoint.
     """
     async with db.transaction():
+        # The endpoint's row is locked before the delivery's, as disabling an endpoint (its PATCH, or another
+        # attempt's failure) locks the endpoint and then its pending deliveries: locked the other way round,
+        # the two deadlock. A failure may change the endpoint (FOR UPDATE); a success only keeps it from
+        # changing under it (FOR KEY SHARE, which successes to one endpoint share with each other).
+        owner = await db.fetchrow("SELECT endpoint_id FROM webhook_deliveries WHERE id = $1", record.delivery_id)
+        if owner is None:
+            return None
+        lock = "FOR KEY SHARE" if record.succeeded else "FOR UPDATE"
+        await db.fetchrow(f"SELECT 1 FROM webhook_endpoints WHERE id = $1 {lock}", owner["endpoint_id"])
         delivery = await db.fetchrow(
             "SELECT id, workspace_id, endpoint_id, generation, status, attempt_count FROM webhook_deliveries"
             " WHERE id = $1 FOR UPDATE",
