@@ -50,7 +50,7 @@ document furniture, so every search takes the furniture branch it takes in produ
 Before each shape is timed, the bench waits (up to --settle-minutes) for the 1-minute load average to fall
 below --settle-load, and prints the load it timed under.
 
-    .venv/bin/python bench/search_bench.py                        # 1,000,000 passages, ~30 min
+    .venv/bin/python bench/search_bench.py                        # 1,000,000 passages, ~75 min (--queries 100: ~57 min)
     .venv/bin/python bench/search_bench.py --passages 200000      # smaller, faster
     .venv/bin/python bench/search_bench.py --reuse                # queries only, on the last corpus
     .venv/bin/python bench/search_bench.py --data-dir DIR         # the corpus elsewhere (default: the temp dir)
