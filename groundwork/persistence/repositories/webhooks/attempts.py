@@ -165,11 +165,14 @@ async def record_attempt(
         # attempt's failure) locks the endpoint and then its pending deliveries: locked the other way round,
         # the two deadlock. A failure may change the endpoint (FOR UPDATE); a success only keeps it from
         # changing under it (FOR KEY SHARE, which successes to one endpoint share with each other).
-        owner = await db.fetchrow("SELECT endpoint_id FROM webhook_deliveries WHERE id = $1", record.delivery_id)
+        lock = "FOR KEY SHARE OF e" if record.succeeded else "FOR UPDATE OF e"
+        owner = await db.fetchrow(
+            "SELECT e.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id"
+            f" WHERE d.id = $1 {lock}",
+            record.delivery_id,
+        )
         if owner is None:
             return None
-        lock = "FOR KEY SHARE" if record.succeeded else "FOR UPDATE"
-        await db.fetchrow(f"SELECT 1 FROM webhook_endpoints WHERE id = $1 {lock}", owner["endpoint_id"])
         delivery = await db.fetchrow(
             "SELECT id, workspace_id, endpoint_id, generation, status, attempt_count FROM webhook_deliveries"
             " WHERE id = $1 FOR UPDATE",
