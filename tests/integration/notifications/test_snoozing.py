@@ -4,7 +4,6 @@ leave the earlier timer nothing to do."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -18,8 +17,6 @@ from groundwork.domain.times import format_timestamp
 from groundwork.persistence import db
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.platform.outbox import OutboxEventRow
-from groundwork.platform.outbox.relay import OutboxRelay
-from groundwork.services.notifications.snooze_timers import SnoozeTimers
 from tests.conftest import idem, lose_the_answer, mcp_session, tool_json
 from tests.integration.notifications.conftest import People, command, inbox, relay_pass, wait_until
 
@@ -359,32 +356,3 @@ async def test_mcp_drafts_and_applies_snooze_and_unsnooze(api_url: str, people: 
         )
         assert (applied["data"]["snoozedUntil"], applied["data"]["version"]) == (None, 3)
         assert [h["via"] for h in applied["data"]["history"]] == ["mcp", "mcp"]
-
-
-async def test_a_snooze_whose_timer_was_terminated_is_ended_by_the_relay_s_sweep(
-    client: httpx.AsyncClient, people: People, notify: Notify, temporal_client: Any, settings: Settings
-) -> None:
-    created = await notify()
-    snoozed = await command(
-        client, people, people.bob, created["id"], "snooze", expected_version=1, confirm=True, **{"for": "PT1S"}
-    )
-    assert snoozed.status_code == 200
-    await relay_pass(temporal_client, settings)
-    [row] = await db.fetch("SELECT workflow_id FROM notification_snoozes WHERE notification_id = $1", created["id"])
-    await temporal_client.get_workflow_handle(row["workflow_id"]).terminate(reason="an operator's mistake")
-
-    async def client_factory() -> Any:
-        return temporal_client
-
-    # A sweep that looks 0.2 s past a snooze's end (the worker's waits a minute); no stranded start to redo.
-    sweep = OutboxRelay(
-        settings.database_url, [SnoozeTimers(client_factory, settings, overdue_seconds=0.2)], restart_grace_seconds=3600
-    )
-    await asyncio.sleep(1.5)
-    assert created["id"] not in [n["id"] for n in (await inbox(client, people, people.bob))["data"]]
-    await sweep.run_once()
-    detail = await _detail(client, people, created["id"])
-    assert (detail["version"], detail["snoozedUntil"]) == (3, None)
-    assert [(h["command"], h["via"]) for h in detail["history"]] == [("snooze", "rest"), ("wake", "timer")]
-    await sweep.run_once()  # nothing more to do
-    assert (await _detail(client, people, created["id"]))["version"] == 3
