@@ -44,7 +44,11 @@ document furniture, so every search takes the furniture branch it takes in produ
    section is a hit). Systems: Groundwork (REST), PostgreSQL AND (`websearch_to_tsquery`) and the peer's OR,
    both by `ts_rank_cd`. (Relevance on a real manual, the demo questions and the demo corpus's heading set are
    bench/relevance_bench.py's.)
-4. A new search node: a search replica (`services.search_replica`) built from PostgreSQL in an empty
+4. A question against a two-term query, in turns: the same 200 questions and 200 common-and-mid pairs timed
+   on REST, service and Tantivy, the two shapes taking turns over blocks (as the sides do in 2), so the
+   ratio of their p50s compares the same machine; the shapes of 2 are timed one after the other, minutes
+   apart, and their ratio moves with the load between them.
+5. A new search node: a search replica (`services.search_replica`) built from PostgreSQL in an empty
    directory until it would report ready (corpus and packages).
 
 Before each shape is timed, the bench waits (up to --settle-minutes) for the 1-minute load average to fall
@@ -53,6 +57,7 @@ below --settle-load, and prints the load it timed under.
     .venv/bin/python bench/search_bench.py                        # 1,000,000 passages, ~75 min (--queries 100: ~57 min)
     .venv/bin/python bench/search_bench.py --passages 200000      # smaller, faster
     .venv/bin/python bench/search_bench.py --reuse                # queries only, on the last corpus
+    .venv/bin/python bench/search_bench.py --reuse --only-question-turns   # 4 alone (a few minutes)
     .venv/bin/python bench/search_bench.py --data-dir DIR         # the corpus elsewhere (default: the temp dir)
 
 Run by hand (not in the test suite); results go to bench/README.md.
@@ -72,6 +77,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -109,6 +115,7 @@ from generated_corpus import (
 from search_queries import (
     PG_AND,
     RANKERS,
+    TWO_TERMS,
     check_question_words,
     differently_asked,
     heading_items,
@@ -118,7 +125,7 @@ from search_queries import (
     reciprocal_rank,
     sample_passages,
 )
-from search_report import report
+from search_report import question_turns_report, report
 
 from groundwork.domain.context_engine.model import allowed_classes
 from groundwork.domain.evidence_search.analysis import analyze_question
@@ -131,6 +138,33 @@ from groundwork.search.corpus_index import CorpusIndex, configure
 from groundwork.search.corpus_search import SearchFilters, build_query
 from groundwork.search.passages import snapshot_statistics
 from groundwork.services.evidence_search.search import CorpusSearch, search_corpus, search_scope
+
+TURN_SIDES = ("REST", "service", "Tantivy")
+
+
+async def question_in_turns(
+    runners: dict[str, Runner],
+    shapes: dict[str, list[str]],
+    concurrency: int,
+    meter: ProcessCpu,
+    refresh: Callable[[], Awaitable[None]],
+) -> dict[str, SideResult]:
+    """The questions and the common-and-mid pairs on REST, service and Tantivy, the six taking turns over blocks
+    of query numbers (query n of each shape), so the two shapes are timed on the same machine."""
+
+    def numbered(run: Runner, queries: list[str]) -> Runner:
+        async def by_number(n: str) -> int:
+            return await run(queries[int(n)])
+
+        return by_number
+
+    asked = {"two-term": shapes[TWO_TERMS], "question": shapes["a question"]}
+    sides = {f"{side} {shape}": numbered(runners[side], asked[shape]) for side in TURN_SIDES for shape in asked}
+    numbers = [str(n) for n in range(min(len(q) for q in asked.values()))]
+    for n in numbers[:10]:  # warm every side
+        for run in sides.values():
+            await run(n)
+    return await timed_in_turns(sides, numbers, concurrency, meter, {name: refresh for name in sides if "REST" in name})
 
 
 async def main() -> None:
@@ -160,6 +194,11 @@ async def main() -> None:
     parser.add_argument("--settle-load", type=float, default=1.5, help="1-minute load to wait for before a shape")
     parser.add_argument("--settle-minutes", type=float, default=10.0, help="longest wait for it, per shape")
     parser.add_argument("--no-replica", action="store_true", help="skip the fresh replica's build")
+    parser.add_argument(
+        "--only-question-turns",
+        action="store_true",
+        help="time only a question against a two-term query, in turns (no shapes, relevance or replica)",
+    )
     args = parser.parse_args()
 
     if args.data_dir.exists() and not args.reuse:
@@ -245,6 +284,8 @@ async def main() -> None:
     loads: dict[tuple[str, int], tuple[float, float]] = {}
     mrr: dict[str, dict[str, float]] = {}
     sizes: dict[str, int] = {}
+    turns: dict[int, dict[str, SideResult]] = {}
+    turn_loads: dict[int, tuple[float, float]] = {}
     try:
         base = f"http://127.0.0.1:{port}"
         limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
@@ -325,7 +366,11 @@ async def main() -> None:
                 raise SystemExit(f"asked differently: {differ[:5]}")
             for shape, queries in shapes.items():
                 print(f"{shape}: e.g. {queries[0]!r}, {queries[1]!r}", flush=True)
-            for shape, queries in shapes.items():
+            for concurrency in (1, 16):
+                load_before = await settle(args.settle_load, args.settle_minutes)
+                turns[concurrency] = await question_in_turns(runners, shapes, concurrency, meter, lean.refresh)
+                turn_loads[concurrency] = (load_before, os.getloadavg()[0])
+            for shape, queries in ({} if args.only_question_turns else shapes).items():
                 for concurrency in (1, 16):
                     load_before = await settle(args.settle_load, args.settle_minutes)
                     for q in queries[:10]:  # warm caches on every side
@@ -340,12 +385,15 @@ async def main() -> None:
                     print(f"{shape}, concurrency {concurrency} (p50 / p99 ms): {line}", flush=True)
 
             docs = {"type": "project", "id": structured_project}
-            sets: dict[str, tuple[list[tuple[str, set[str]]], bool]] = {
-                name: (items, False)
-                for name, items in (await known_items(index, passages[: args.known_items], words, rng)).items()
-            }
-            generated_docs = await heading_items(structured_project, lambda uri: uri.startswith("structured/"))
-            sets["headings: generated structured documents"] = (generated_docs, True)
+            sets: dict[str, tuple[list[tuple[str, set[str]]], bool]] = {}
+            if not args.only_question_turns:
+                sets = {
+                    name: (items, False)
+                    for name, items in (await known_items(index, passages[: args.known_items], words, rng)).items()
+                }
+            if not args.only_question_turns:
+                generated_docs = await heading_items(structured_project, lambda uri: uri.startswith("structured/"))
+                sets["headings: generated structured documents"] = (generated_docs, True)
             for name, (items, in_docs) in sets.items():
                 ids_in = [structured_project] if in_docs else projects
                 scores: dict[str, list[float]] = {ranker: [] for ranker in RANKERS}
@@ -361,7 +409,7 @@ async def main() -> None:
                 line = ", ".join(f"{k} {v:.3f}" for k, v in mrr[name].items())
                 print(f"MRR@10 {name} ({len(items)} queries): {line}", flush=True)
 
-        if not args.no_replica:
+        if not args.no_replica and not args.only_question_turns:
             # A new search node: its replica built from PostgreSQL until it would report ready.
             fresh = args.data_dir / "fresh-replica"
             shutil.rmtree(fresh, ignore_errors=True)
@@ -382,7 +430,9 @@ async def main() -> None:
         await db.disconnect()
 
     print(f"\nload average at end: {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
-    report(results, loads, args.api_workers)
+    if results:
+        report(results, loads, args.api_workers)
+    question_turns_report(turns, turn_loads)
     if ingest_rate:
         print(
             f"\ningest {ingest_rate:,.0f} passages/s; Tantivy alone {own_rate:,.0f} passages/s;"

@@ -93,3 +93,21 @@ def report(
     answered = {s: sum(row[s].answered for row in results.values()) for s in SIDES}
     asked = {s: sum(len(row[s].samples) for row in results.values()) for s in SIDES}
     print("\nTimed answers holding passages: " + ", ".join(f"{s} {answered[s]:,}/{asked[s]:,}" for s in SIDES))
+
+
+def question_turns_report(turns: dict[int, dict[str, SideResult]], loads: dict[int, tuple[float, float]]) -> None:
+    """A question's p50 against a common and a mid term's, the two shapes timed in turns."""
+    print(f"\nA question against {TWO_TERMS}, the two shapes taking turns (target: ≤ {QUESTION_TARGET:g}x, REST):\n")
+    print("| side | concurrency | load | two-term p50 / p99 | question p50 / p99 | question ÷ two-term | target |")
+    print("|---|---:|---|---:|---:|---:|---|")
+    for concurrency, row in turns.items():
+        p = {name: percentiles(r.samples) for name, r in row.items()}
+        for side in ("REST", "service", "Tantivy"):
+            two, question = p[f"{side} two-term"], p[f"{side} question"]
+            ratio = question[0] / two[0]
+            mark = verdict(ratio, QUESTION_TARGET, at_least=False) if side == "REST" else "(REST's alone)"
+            load = "{:.2f} / {:.2f}".format(*loads[concurrency])
+            print(
+                f"| {side} | {concurrency} | {load} | {two[0]:.2f} / {two[1]:.2f} ms |"
+                f" {question[0]:.2f} / {question[1]:.2f} ms | {ratio:.2f}x | {mark} |"
+            )

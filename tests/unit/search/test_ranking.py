@@ -1,5 +1,6 @@
 """Structure counts in proportion: a heading lifts a passage by the rarity of the content words it matches,
-so a heading of stopwords and one frequent word never outranks prose matching two rarer words."""
+so a heading of stopwords and one frequent word never outranks prose matching two rarer words; proximity
+pairs neighbouring words, but not a word in most passages of a large corpus."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
 from groundwork.search.corpus_search import SearchFilters
 from groundwork.search.passages import search_snapshot
+from groundwork.search.ranking import idf, proximity_clauses
 
 
 def _passage(seq: int, text: str, section: str, *, opens_section: bool = False) -> IndexedPassage:
@@ -60,3 +62,32 @@ def test_a_heading_of_stopwords_and_one_frequent_word_ranks_below_prose_matching
     assert ranked[0] == "psg_31"
     # "when" and "we" count for nothing and "settlement" for little: even one rare word in prose ranks above.
     assert ranked.index("psg_30") > ranked.index("psg_32")
+
+
+class _Frequencies:
+    """Document frequencies of a corpus of `total` passages (what `proximity_clauses` reads of the statistics)."""
+
+    def __init__(self, total: int, docs: dict[str, int]) -> None:
+        self.total_docs = total
+        self._docs = docs
+
+    def doc_freq(self, field: str, term: str) -> int:
+        return self._docs.get(term, 1)
+
+    def idf(self, field: str, terms: tuple[str, ...]) -> float:
+        return sum(idf(self.doc_freq(field, t), self.total_docs) for t in terms)
+
+
+def _pairs(tmp_path: Path, stats: _Frequencies, question: str) -> list[tuple[str, ...]]:
+    clauses = analyze_question(parse_query(question))
+    return [w.analyzed.terms for w in proximity_clauses(CorpusIndex(tmp_path).schema, clauses, stats)]  # type: ignore[arg-type]
+
+
+def test_a_word_in_most_passages_of_a_large_corpus_is_paired_with_nothing(tmp_path: Path) -> None:
+    large = _Frequencies(1_000_000, {"settlement": 600_000, "file": 500, "late": 800})
+    assert _pairs(tmp_path, large, "when is the settlement file late") == [("file", "late")]
+
+
+def test_in_a_small_corpus_every_neighbouring_pair_counts_however_frequent(tmp_path: Path) -> None:
+    small = _Frequencies(100, {"settlement": 60, "file": 5, "late": 8})
+    assert _pairs(tmp_path, small, "when is the settlement file late") == [("settlement", "file"), ("file", "late")]
