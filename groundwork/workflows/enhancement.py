@@ -117,9 +117,10 @@ class EnhancementRunWorkflow:
         # One change at a time once the run is reviewable: review-time actions and applies never interleave.
         self.lock = asyncio.Lock()
         # Set once the run's cancellation arrived: the actions in flight (of the run or of Update handlers) are
-        # cancelled through these handles, and handlers record nothing more.
+        # cancelled through these handles, in the order they started (a list: a set's order would differ on replay),
+        # and handlers record nothing more.
         self.cancelling = False
-        self.in_flight: set[workflow.ActivityHandle[Any]] = set()
+        self.in_flight: list[workflow.ActivityHandle[Any]] = []
 
     @workflow.run
     async def run(self, input: EnhancementRunInput) -> str:
@@ -392,7 +393,7 @@ class EnhancementRunWorkflow:
             heartbeat_timeout=timedelta(seconds=5),
             retry_policy=ACTION_RETRY,
         )
-        self.in_flight.add(handle)
+        self.in_flight.append(handle)
         try:
             result: ActionResult = await handle
             return result
@@ -402,7 +403,7 @@ class EnhancementRunWorkflow:
             code, message = failure_of(error)
             return RunFailure(self.input.run_id, request.request_id, code, message)
         finally:
-            self.in_flight.discard(handle)
+            self.in_flight.remove(handle)
 
     async def _perform_all(self, request_ids: list[str]) -> list[ActionResult | RunFailure]:
         handle = workflow.start_activity(
@@ -413,7 +414,7 @@ class EnhancementRunWorkflow:
             heartbeat_timeout=timedelta(seconds=5),
             retry_policy=ACTION_RETRY,
         )
-        self.in_flight.add(handle)
+        self.in_flight.append(handle)
         try:
             performed: list[ActionResult] = await handle
             return list(performed)
@@ -427,7 +428,7 @@ class EnhancementRunWorkflow:
             request_id = str(details[0]) if details else ""
             return [RunFailure(self.input.run_id, request_id, code, message)]
         finally:
-            self.in_flight.discard(handle)
+            self.in_flight.remove(handle)
 
     async def _fail(self, failure: RunFailure) -> None:
         state = await workflow.execute_activity(

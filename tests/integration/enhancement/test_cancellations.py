@@ -7,11 +7,14 @@ import uuid
 from typing import Any
 
 import httpx
+from temporalio.worker import Replayer
 
 from groundwork.config import Settings
 from groundwork.domain.enhancement.enhancer import EnhancementContext
 from groundwork.domain.enhancement.extractive import ExtractiveEnhancer
 from groundwork.domain.enhancement.model import ActionOutput
+from groundwork.platform.temporal.payloads import data_converter
+from groundwork.workflows.enhancement import ApplyDraftsWorkflow, EnhancementRunWorkflow
 from tests.conftest import Workspace, idem, mcp_session, tool_json
 from tests.integration.enhancement.conftest import apply, create_run, own_queue, run_events
 
@@ -73,6 +76,7 @@ async def test_cancelling_a_run_during_a_slow_action_stops_it_applies_nothing_an
         item = (await http.get(f"/api/v1/work-items/{work_item['id']}", headers=workspace.headers(key))).json()
         handle = temporal_client.get_workflow_handle(run_id)
         description = await handle.describe()
+        history = await handle.fetch_history()
     assert run["state"] == "cancelled" and run["error"]["code"] == "cancelled"
     assert [(a["state"], a["errorCode"]) for a in run["actions"]] == [("failed", "cancelled")]
     assert [a["id"] for a in run["allowedActions"]] == ["read"]  # nothing to run or apply
@@ -83,6 +87,10 @@ async def test_cancelling_a_run_during_a_slow_action_stops_it_applies_nothing_an
     assert action.status_code == 409 and action.json()["code"] == "run_not_reviewable"
     assert applied.status_code == 409 and applied.json()["code"] == "run_not_reviewable"
     assert description.status.name == "CANCELED"
+    # The cancelled run's history replays on this code: its handling of the cancellation is deterministic.
+    replayer = Replayer(workflows=[EnhancementRunWorkflow, ApplyDraftsWorkflow], data_converter=data_converter)
+    replayed = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+    assert replayed.replay_failure is None
     events = await run_events(workspace, run_id)
     failed = [p for t, p in events if t == "work_item_enhancement.failed"]
     assert len(failed) == 1 and failed[0]["error_code"] == "cancelled" and failed[0]["action"] is None
