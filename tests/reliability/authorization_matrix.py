@@ -311,6 +311,8 @@ GRAPHQL: dict[str, Field] = {
     "query workItemEnhancementRun": Field(READ, lambda ids: {"id": ids["run"]}),
     "query workItemEnhancementDrafts": Field(READ, lambda ids: {"runId": ids["run"]}),
     "query workItemEnhancementArtifacts": Field(READ, lambda ids: {"runId": ids["run"]}),
+    "query workItemEnhancementDraftConnection": Field(READ, lambda ids: {"runId": ids["run"]}),
+    "query workItemEnhancementArtifactConnection": Field(READ, lambda ids: {"runId": ids["run"]}),
     "query workItemEnhancementRuns": Field(READ, lambda ids: {"targetId": ids["work_item"]}, unseen_other=LISTED),
     "query notification": Field(N_READ, lambda ids: {"id": ids["notification"]}),
     "query notificationList": Field(N_READ, unseen_other=LISTED),

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 import strawberry
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
 from groundwork.api.graphql.evidence_search import ContextEngineSubjectInput
-from groundwork.api.graphql.work_items import PageInfo
 from groundwork.api.resources.context_engine import (
     briefing_resource,
     evidence_resource,
@@ -170,12 +170,14 @@ class ContextPackageHit:
 class ContextEngineSearchResult:
     total_count: int
     truncated: bool
+    edges: list[Edge[ContextPackageHit]]
     nodes: list[ContextPackageHit]
     page_info: PageInfo
 
 
 @strawberry.type
 class ContextPackageConnection:
+    edges: list[Edge[ContextPackage]]
     nodes: list[ContextPackage]
     page_info: PageInfo
 
@@ -302,10 +304,6 @@ class ContextEngineOverview:
     providers: list[ContextProvider]
 
 
-def _page(page: dict[str, Any]) -> PageInfo:
-    return PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"])
-
-
 async def context_query(
     info: Info[GraphQLContext, Any],
     question: str,
@@ -343,13 +341,14 @@ async def context_engine_search(
     """Ready packages ranked by BM25 over term and summary."""
     principal = require(info, READ)
     search = service.PackageSearch(query, _id(project_id), _id(engagement_id), first, after)
-    answer = search_resource(await _call(service.search_packages(principal, search)))
+    result = await _call(service.search_packages(principal, search))
+    answer = search_resource(result)
     data = answer["data"]
+    hits = [ContextPackageHit(score=n["score"], package=ContextPackage.of(n["package"])) for n in data["nodes"]]
     return ContextEngineSearchResult(
         total_count=data["totalCount"],
         truncated=data["truncated"],
-        nodes=[ContextPackageHit(score=n["score"], package=ContextPackage.of(n["package"])) for n in data["nodes"]],
-        page_info=_page(answer["page"]),
+        **connection_fields(hits, answer["page"], cursors=result.cursors),
     )
 
 
@@ -421,7 +420,7 @@ async def context_engine_packages(
     filters = service.PackageFilters(_id(project_id), _id(engagement_id), status, contribution_type, first, after)
     packages, page = await _call(service.list_packages(principal, filters))
     return ContextPackageConnection(
-        nodes=[ContextPackage.of(package_resource(p)) for p in packages], page_info=_page(page)
+        **connection_fields([ContextPackage.of(package_resource(p)) for p in packages], page)
     )
 
 

@@ -9,6 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import DEPRECATED_UNTIL, Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
 from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.graphql.operations import Operation
@@ -214,9 +215,17 @@ class ApplyWorkItemEnhancementDraftsInput:
 
 @strawberry.type
 class WorkItemEnhancementRunConnection:
+    edges: list[Edge[WorkItemEnhancementRun]]
     nodes: list[WorkItemEnhancementRun]
-    next_cursor: str | None
-    has_more: bool
+    page_info: PageInfo
+    next_cursor: str | None = strawberry.field(
+        description="The cursor of the next page (null on the last page).",
+        deprecation_reason="Use `pageInfo.endCursor` with `pageInfo.hasNextPage`" + DEPRECATED_UNTIL,
+    )
+    has_more: bool = strawberry.field(
+        description="True when more runs follow this page.",
+        deprecation_reason="Use `pageInfo.hasNextPage`" + DEPRECATED_UNTIL,
+    )
 
 
 def _idempotency_key(info: Info[GraphQLContext, Any], given: str | None) -> str | None:
@@ -434,5 +443,7 @@ async def work_item_enhancement_runs(
     except GroundworkError as error:
         raise as_graphql_error(error) from None
     return WorkItemEnhancementRunConnection(
-        nodes=[WorkItemEnhancementRun.of(v) for v in views], next_cursor=page["next_cursor"], has_more=page["has_more"]
+        **connection_fields([WorkItemEnhancementRun.of(v) for v in views], page),
+        next_cursor=page["next_cursor"],
+        has_more=page["has_more"],
     )

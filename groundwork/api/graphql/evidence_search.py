@@ -8,8 +8,8 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
-from groundwork.api.graphql.work_items import PageInfo
 from groundwork.api.resources.evidence_search import listed_source_resource, stored_passage_resource
 from groundwork.domain.errors import GroundworkError
 from groundwork.services.evidence_search import corpus_reads
@@ -78,6 +78,7 @@ class CorpusPassage:
 
 @strawberry.type
 class CorpusPassageConnection:
+    edges: list[Edge[CorpusPassage]]
     nodes: list[CorpusPassage]
     page_info: PageInfo
     truncated: bool
@@ -111,8 +112,7 @@ async def context_corpus_search(
     except GroundworkError as error:
         raise as_graphql_error(error) from None
     return CorpusPassageConnection(
-        nodes=[CorpusPassage.of(p) for p in result.passages],
-        page_info=PageInfo(next_cursor=result.page["next_cursor"], has_more=result.page["has_more"]),
+        **connection_fields([CorpusPassage.of(p) for p in result.passages], result.page, cursors=result.cursors),
         truncated=result.truncated,
         total_count=result.total_count,
     )
@@ -212,6 +212,7 @@ class ContextSource:
 
 @strawberry.type
 class ContextSourceConnection:
+    edges: list[Edge[ContextSource]]
     nodes: list[ContextSource]
     page_info: PageInfo
 
@@ -247,6 +248,5 @@ async def context_sources(
     except GroundworkError as error:
         raise as_graphql_error(error) from None
     return ContextSourceConnection(
-        nodes=[ContextSource.of(listed_source_resource(r)) for r in rows],
-        page_info=PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"]),
+        **connection_fields([ContextSource.of(listed_source_resource(r)) for r in rows], page)
     )

@@ -13,14 +13,13 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
 from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.graphql.operations import Operation
-from groundwork.api.graphql.work_items import PageInfo
 from groundwork.api.resources.notifications import history_entry, notification_resource, proposal_resource
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
-from groundwork.domain.pagination import encode_cursor
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence.repositories.notifications.inbox import NotificationAuditRow, NotificationRow
 from groundwork.persistence.repositories.notifications.proposals import ProposalRow
@@ -131,12 +130,6 @@ class Notification:
         )
 
 
-@strawberry.type
-class NotificationEdge:
-    cursor: str
-    node: Notification
-
-
 @strawberry.input
 class NotificationFilter:
     status: str | None = None
@@ -156,8 +149,8 @@ class PaginationInput:
 @strawberry.type(description=PREVIEW + "A page of the caller's notifications, newest first.")
 class NotificationConnection:
     unread_count: int
+    edges: list[Edge[Notification]]
     nodes: list[Notification]
-    edges: list[NotificationEdge]
     page_info: PageInfo
     _principal: strawberry.Private[Principal]
     _filter: strawberry.Private[NotificationFilter]
@@ -326,12 +319,9 @@ async def notification_list(
         )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
-    nodes = [Notification.of(r, principal) for r in rows]
     return NotificationConnection(
         unread_count=unread,
-        nodes=nodes,
-        edges=[NotificationEdge(cursor=encode_cursor({"id": str(n.id)}), node=n) for n in nodes],
-        page_info=PageInfo(next_cursor=info_page["next_cursor"], has_more=info_page["has_more"]),
+        **connection_fields([Notification.of(r, principal) for r in rows], info_page),
         _principal=principal,
         _filter=chosen,
     )

@@ -12,10 +12,12 @@ from strawberry.litestar import make_graphql_controller
 
 from groundwork.api.graphql import context_engine as ce
 from groundwork.api.graphql import enhancement as en
+from groundwork.api.graphql import enhancement_outputs as eo
 from groundwork.api.graphql import evidence_search as cs
 from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import people
 from groundwork.api.graphql import work_items as wi
+from groundwork.api.graphql.connections import DEPRECATED_UNTIL
 from groundwork.api.graphql.context import context_getter
 from groundwork.api.graphql.errors import CodedErrors
 from groundwork.api.graphql.graphiql import graphiql_page
@@ -50,8 +52,15 @@ class Query:
     work_item_enhancement_drafts: list[en.WorkItemEnhancementDraft] = strawberry.field(
         resolver=en.work_item_enhancement_drafts
     )
+    work_item_enhancement_draft_connection: eo.WorkItemEnhancementDraftConnection = strawberry.field(
+        resolver=eo.work_item_enhancement_draft_connection
+    )
     work_item_enhancement_artifacts: list[en.WorkItemEnhancementArtifact] = strawberry.field(
-        resolver=en.work_item_enhancement_artifacts
+        resolver=en.work_item_enhancement_artifacts,
+        deprecation_reason="Use `workItemEnhancementArtifactConnection`" + DEPRECATED_UNTIL,
+    )
+    work_item_enhancement_artifact_connection: eo.WorkItemEnhancementArtifactConnection = strawberry.field(
+        resolver=eo.work_item_enhancement_artifact_connection
     )
     work_item_enhancement_runs: en.WorkItemEnhancementRunConnection = strawberry.field(
         resolver=en.work_item_enhancement_runs

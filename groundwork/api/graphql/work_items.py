@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ from groundwork.domain.work_items import WorkItem as WorkItemRecord
 from groundwork.domain.work_items import format_version
 from groundwork.services.work_items import items as service
 
-# The people module builds on this one's PageInfo: its types are referenced lazily.
+# The people module builds on this one's types: its types are referenced lazily.
 LazyProjectRole = Annotated["ProjectRole", strawberry.lazy("groundwork.api.graphql.people")]
 
 
@@ -92,13 +93,8 @@ class WorkItem:
 
 
 @strawberry.type
-class PageInfo:
-    next_cursor: str | None
-    has_more: bool
-
-
-@strawberry.type
 class WorkItemConnection:
+    edges: list[Edge[WorkItem]]
     nodes: list[WorkItem]
     page_info: PageInfo
 
@@ -157,7 +153,4 @@ async def work_items(
         )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
-    return WorkItemConnection(
-        nodes=[WorkItem.of(i) for i in items],
-        page_info=PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"]),
-    )
+    return WorkItemConnection(**connection_fields([WorkItem.of(i) for i in items], page))

@@ -16,7 +16,7 @@ query ($subject: ContextEngineSubjectInput!, $query: String!, $first: Int, $afte
   contextCorpusSearch(subjectRef: $subject, query: $query, first: $first, after: $after) {
     nodes { id text projectId page paragraph provenanceQuality segmenterVersion
             source { id uri versionId } highlights { start end } span { start end } }
-    pageInfo { nextCursor hasMore }
+    pageInfo { hasNextPage endCursor }
     truncated
     totalCount
   }

@@ -1,0 +1,76 @@
+"""The schema's conventions, read by introspection so that a new field that breaks one fails here: every list
+that pages is a Relay connection."""
+
+from __future__ import annotations
+
+from graphql import GraphQLField, GraphQLList, GraphQLObjectType, get_named_type, get_nullable_type
+
+from groundwork.api.graphql.schema import schema
+
+# The spec fixes this one as a plain list; its connection is `workItemEnhancementDraftConnection`.
+SPEC_LISTS = {"workItemEnhancementDrafts"}
+
+
+def _object(field: GraphQLField) -> GraphQLObjectType | None:
+    named = get_named_type(field.type)
+    return named if isinstance(named, GraphQLObjectType) else None
+
+
+def _connection_problems(connection: GraphQLObjectType) -> list[str]:
+    fields = connection.fields
+    problems = [f"{connection.name} lacks {name}" for name in ("edges", "nodes", "pageInfo") if name not in fields]
+    if problems:
+        return problems
+    edge = get_named_type(fields["edges"].type)
+    node = get_named_type(fields["nodes"].type)
+    page_info = get_named_type(fields["pageInfo"].type)
+    assert isinstance(edge, GraphQLObjectType) and isinstance(page_info, GraphQLObjectType)
+    if not isinstance(get_nullable_type(fields["edges"].type), GraphQLList):
+        problems.append(f"{connection.name}.edges is not a list")
+    if set(edge.fields) < {"cursor", "node"} or get_named_type(edge.fields["node"].type) is not node:
+        problems.append(f"{connection.name}'s edge is not {{cursor node}} of its nodes' type")
+    if not {"hasNextPage", "endCursor"} <= set(page_info.fields):
+        problems.append(f"{connection.name}.pageInfo lacks hasNextPage or endCursor")
+    return problems
+
+
+def _paged_root_fields() -> dict[str, GraphQLField]:
+    query = schema._schema.query_type
+    assert query is not None
+    return {
+        name: field
+        for name, field in query.fields.items()
+        if ("after" in field.args or "pagination" in field.args) and field.deprecation_reason is None
+    }
+
+
+def test_every_root_field_that_pages_answers_a_relay_connection() -> None:
+    problems: list[str] = []
+    paged = _paged_root_fields()
+    assert {"workItems", "notificationList", "contextCorpusSearch", "workItemEnhancementRuns"} <= set(paged)
+    for name, field in paged.items():
+        if name in SPEC_LISTS:
+            continue
+        connection = _object(field)
+        if connection is None or isinstance(get_nullable_type(field.type), GraphQLList):
+            problems.append(f"{name} pages but answers {field.type}")
+            continue
+        problems += _connection_problems(connection)
+    assert not problems, problems
+
+
+def test_every_type_with_page_info_is_a_whole_connection() -> None:
+    types = schema._schema.type_map.values()
+    connections = [t for t in types if isinstance(t, GraphQLObjectType) and "pageInfo" in t.fields]
+    assert len(connections) >= 10
+    problems = [p for c in connections for p in _connection_problems(c)]
+    assert not problems, problems
+
+
+def test_old_paging_names_are_served_but_deprecated() -> None:
+    types = schema._schema.type_map
+    page_info, runs = types["PageInfo"], types["WorkItemEnhancementRunConnection"]
+    assert isinstance(page_info, GraphQLObjectType) and isinstance(runs, GraphQLObjectType)
+    for owner, name in ((page_info, "nextCursor"), (page_info, "hasMore"), (runs, "nextCursor"), (runs, "hasMore")):
+        assert owner.fields[name].deprecation_reason, f"{owner.name}.{name}"
+    assert not page_info.fields["endCursor"].deprecation_reason
