@@ -11,6 +11,12 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.connections import DEPRECATED_UNTIL, Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
+from groundwork.api.graphql.enums import (
+    WorkItemEnhancementAction,
+    WorkItemEnhancementArtifactType,
+    WorkItemEnhancementDraftField,
+    WorkItemEnhancementRunState,
+)
 from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.graphql.operations import Operation
 from groundwork.api.resources.enhancement import artifact_resource, run_resource
@@ -47,8 +53,8 @@ class DraftStatement:
 @strawberry.type
 class WorkItemEnhancementDraft:
     id: strawberry.ID
-    action: str
-    field: str
+    action: WorkItemEnhancementAction
+    field: WorkItemEnhancementDraftField
     proposed_value: JSON
     confidence: float
     evidence_refs: list[EvidenceRef]
@@ -64,7 +70,7 @@ class WorkItemEnhancementDraft:
 @strawberry.type
 class WorkItemEnhancementArtifact:
     id: strawberry.ID
-    type: str
+    type: WorkItemEnhancementArtifactType
     title: str
     summary: str
     body: str
@@ -115,9 +121,9 @@ def artifact_of(data: dict[str, Any]) -> WorkItemEnhancementArtifact:
 @strawberry.type
 class WorkItemEnhancementRun:
     id: strawberry.ID
-    state: str
+    state: WorkItemEnhancementRunState
     target: EnhancementTarget
-    requested_actions: list[str]
+    requested_actions: list[WorkItemEnhancementAction]
     drafts: list[WorkItemEnhancementDraft]
     artifacts: list[WorkItemEnhancementArtifact]
     allowed_actions: list[AllowedAction]
@@ -187,7 +193,7 @@ class EnhancementTargetInput:
 @strawberry.input
 class CreateWorkItemEnhancementRunInput:
     target: EnhancementTargetInput
-    actions: list[str]
+    actions: list[WorkItemEnhancementAction]
     instructions: str | None = None
     confirm: bool | None = None
     idempotency_key: str | None = None
@@ -197,7 +203,7 @@ class CreateWorkItemEnhancementRunInput:
 @strawberry.input
 class RunWorkItemEnhancementActionInput:
     run_id: strawberry.ID
-    action: str
+    action: WorkItemEnhancementAction
     instructions: str | None = None
     confirm: bool | None = None
     idempotency_key: str | None = None
@@ -383,7 +389,7 @@ async def work_item_enhancement_run(
 async def work_item_enhancement_drafts(
     info: Info[GraphQLContext, Any],
     run_id: strawberry.ID,
-    field: str | None = None,
+    field: WorkItemEnhancementDraftField | None = None,
     apply_eligible: bool | None = None,
     first: int | None = None,
     after: strawberry.ID | None = None,
@@ -408,7 +414,7 @@ async def work_item_enhancement_drafts(
 async def work_item_enhancement_artifacts(
     info: Info[GraphQLContext, Any],
     run_id: strawberry.ID,
-    type: str | None = None,
+    type: WorkItemEnhancementArtifactType | None = None,
     first: int | None = None,
     after: strawberry.ID | None = None,
 ) -> list[WorkItemEnhancementArtifact]:
@@ -424,9 +430,9 @@ async def work_item_enhancement_artifacts(
 
 async def work_item_enhancement_runs(
     info: Info[GraphQLContext, Any],
-    state: str | None = None,
+    state: WorkItemEnhancementRunState | None = None,
     target_id: strawberry.ID | None = None,
-    action: str | None = None,
+    action: WorkItemEnhancementAction | None = None,
     first: int | None = None,
     after: str | None = None,
 ) -> WorkItemEnhancementRunConnection:

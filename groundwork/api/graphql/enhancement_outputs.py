@@ -19,6 +19,7 @@ from groundwork.api.graphql.enhancement import (
     artifact_of,
     draft_of,
 )
+from groundwork.api.graphql.enums import WorkItemEnhancementArtifactType, WorkItemEnhancementDraftField
 from groundwork.api.resources.enhancement import artifact_resource, run_resource
 from groundwork.domain.enhancement.model import SCOPE_READ
 from groundwork.domain.errors import GroundworkError
@@ -42,7 +43,7 @@ class WorkItemEnhancementArtifactConnection:
 async def work_item_enhancement_draft_connection(
     info: Info[GraphQLContext, Any],
     run_id: strawberry.ID,
-    field: str | None = None,
+    field: WorkItemEnhancementDraftField | None = None,
     apply_eligible: bool | None = None,
     first: int | None = None,
     after: str | None = None,
@@ -66,7 +67,7 @@ async def work_item_enhancement_draft_connection(
 async def work_item_enhancement_artifact_connection(
     info: Info[GraphQLContext, Any],
     run_id: strawberry.ID,
-    type: str | None = None,
+    type: WorkItemEnhancementArtifactType | None = None,
     first: int | None = None,
     after: str | None = None,
 ) -> WorkItemEnhancementArtifactConnection:

@@ -9,6 +9,7 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.enums import PrincipalKind, ProjectRoleName
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.pagination import encode_cursor
 from groundwork.services.tenancy import people as service
@@ -18,7 +19,7 @@ from groundwork.services.tenancy import people as service
 class Person:
     id: strawberry.ID
     name: str
-    kind: str
+    kind: PrincipalKind
 
 
 @strawberry.type
@@ -32,7 +33,7 @@ class PersonConnection:
 class ProjectRole:
     project_id: strawberry.ID
     project_key: str
-    role: str
+    role: ProjectRoleName
 
 
 async def viewer_project_roles(info: Info[GraphQLContext, Any]) -> list[ProjectRole]:

@@ -9,6 +9,7 @@ from strawberry.types import Info
 
 from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.enums import PrincipalKind, WorkItemStatus
 
 if TYPE_CHECKING:
     from groundwork.api.graphql.people import ProjectRole
@@ -25,7 +26,7 @@ LazyProjectRole = Annotated["ProjectRole", strawberry.lazy("groundwork.api.graph
 class Viewer:
     id: strawberry.ID
     name: str
-    kind: str
+    kind: PrincipalKind
     workspace_id: strawberry.ID
     is_admin: bool
     scopes: list[str]
@@ -69,7 +70,7 @@ class WorkItem:
     id: strawberry.ID
     key: str
     title: str
-    status: str
+    status: WorkItemStatus
     sprint: str | None
     project_id: strawberry.ID
     version: str
@@ -140,7 +141,7 @@ async def work_item(info: Info[GraphQLContext, Any], id: strawberry.ID) -> WorkI
 async def work_items(
     info: Info[GraphQLContext, Any],
     project_id: strawberry.ID | None = None,
-    status: str | None = None,
+    status: WorkItemStatus | None = None,
     sprint: str | None = None,
     first: int | None = None,
     after: str | None = None,

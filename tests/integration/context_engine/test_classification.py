@@ -81,7 +81,7 @@ async def _visible_everywhere(
                   contextEngineSearch(query: "quokka") { totalCount nodes { package { id } } }
                   contextEngineProviders { name contributionCount }
                   contextQuery(question: "quokka risks", projectId: $p) { risks { packageId } }
-                  contextCorpusSearch(subjectRef: {type: "project", id: $p}, query: "quokka") { totalCount }
+                  contextCorpusSearch(subjectRef: {type: project, id: $p}, query: "quokka") { totalCount }
                 }""",
                 "variables": {"p": alpha},
             },

@@ -51,7 +51,7 @@ async def test_graphql_lists_runs_pages_drafts_and_artifacts_and_runs_an_action(
     rest = await _graphql(client, headers, runs_query, target=work_item["id"], first=1, after=end)
     assert [n["id"] for n in rest["data"]["workItemEnhancementRuns"]["nodes"]] == [run["id"]]
 
-    drafts_query = """query ($run: ID!, $first: Int, $after: ID, $field: String) {
+    drafts_query = """query ($run: ID!, $first: Int, $after: ID, $field: WorkItemEnhancementDraftField) {
       workItemEnhancementDrafts(runId: $run, first: $first, after: $after, field: $field) {
         id field applyEligible ineligibleReason evidenceRefs { kind id } } }"""
     seen: list[str] = []
@@ -113,12 +113,16 @@ async def test_graphql_lists_runs_pages_drafts_and_artifacts_and_runs_an_action(
     done = (await _graphql(client, headers, mutation, input=act))["data"]["runWorkItemEnhancementAction"]
     again = (await _graphql(client, headers, mutation, input=act))["data"]["runWorkItemEnhancementAction"]
     unknown = {**act, "action": "poetry", "idempotencyKey": uuid.uuid4().hex}
-    refused = (await _graphql(client, headers, mutation, input=unknown))["data"]["runWorkItemEnhancementAction"]
+    # The action is an enum: an unknown one is refused before anything runs, naming what is accepted.
+    refused = await _graphql(client, headers, mutation, input=unknown)
     assert done["ok"] and not done["pending"] and done["run"]["requestedActions"] == ["estimate", "risk_check"]
     assert (
         again["ok"] and again["idempotencyReplayed"] and again["run"]["requestedActions"] == ["estimate", "risk_check"]
     )
-    assert refused["ok"] is False and refused["errors"][0]["code"] == "invalid_action"
+    assert refused["data"] is None and [e["extensions"]["code"] for e in refused["errors"]] == [
+        "graphql_validation_failed"
+    ]
+    assert "WorkItemEnhancementAction" in refused["errors"][0]["message"]
 
 
 async def test_graphql_mutations_answer_a_missing_key_or_scope_in_their_payload(
