@@ -1,9 +1,16 @@
 """The schema's conventions, read by introspection so that a new field that breaks one fails here: every list
-that pages is a Relay connection."""
+that pages is a Relay connection; every type, field, argument and enum value is described."""
 
 from __future__ import annotations
 
-from graphql import GraphQLField, GraphQLList, GraphQLObjectType, get_named_type, get_nullable_type
+from graphql import (
+    GraphQLField,
+    GraphQLList,
+    GraphQLObjectType,
+    get_introspection_query,
+    get_named_type,
+    get_nullable_type,
+)
 
 from groundwork.api.graphql.schema import schema
 
@@ -74,3 +81,36 @@ def test_old_paging_names_are_served_but_deprecated() -> None:
     for owner, name in ((page_info, "nextCursor"), (page_info, "hasMore"), (runs, "nextCursor"), (runs, "hasMore")):
         assert owner.fields[name].deprecation_reason, f"{owner.name}.{name}"
     assert not page_info.fields["endCursor"].deprecation_reason
+
+
+def test_introspection_describes_every_type_field_argument_and_enum_value() -> None:
+    result = schema.execute_sync(get_introspection_query(descriptions=True, input_value_deprecation=True))
+    assert result.errors is None and result.data is not None
+    undescribed: list[str] = []
+    for kind in result.data["__schema"]["types"]:
+        name = kind["name"]
+        if name.startswith("__") or name in ("String", "Int", "Float", "Boolean", "ID"):
+            continue
+        if not kind["description"]:
+            undescribed.append(name)
+        for field in (kind["fields"] or []) + (kind["inputFields"] or []):
+            if not field["description"]:
+                undescribed.append(f"{name}.{field['name']}")
+            undescribed += [
+                f"{name}.{field['name']}({a['name']})" for a in field.get("args", []) if not a["description"]
+            ]
+        undescribed += [f"{name}.{v['name']}" for v in kind["enumValues"] or [] if not v["description"]]
+    assert not undescribed, undescribed
+
+
+def test_enums_carry_the_wire_values_of_their_closed_sets() -> None:
+    from groundwork.domain.enhancement.model import RUN_STATES
+    from groundwork.domain.notifications.inbox import STATUSES
+
+    types = schema._schema.type_map
+    assert list(types["NotificationStatus"].values) == list(STATUSES)  # type: ignore[attr-defined]
+    assert list(types["WorkItemEnhancementRunState"].values) == list(RUN_STATES)  # type: ignore[attr-defined]
+    notification = types["Notification"]
+    assert isinstance(notification, GraphQLObjectType)
+    assert get_named_type(notification.fields["status"].type).name == "NotificationStatus"
+    assert get_named_type(notification.fields["updatedAt"].type).name == "DateTime"
