@@ -298,6 +298,7 @@ GRAPHQL: dict[str, Field] = {
     "query workItem": Field(WI_READ, lambda ids: {"id": ids["work_item"]}),
     # A filter by a project the caller cannot see lists nothing, as a filter by an unknown project does.
     "query workItems": Field(WI_READ, lambda ids: {"projectId": ids["project"]}, unseen_other=LISTED),
+    "query contextPassages": Field(CE, lambda ids: {"subjectRef": _subject(ids), "query": ids["passage_word"]}),
     "query contextCorpusSearch": Field(CE, lambda ids: {"subjectRef": _subject(ids), "query": ids["passage_word"]}),
     "query contextPassage": Field(CE, lambda ids: {"id": ids["passage"]}),
     "query contextSources": Field(CE, lambda ids: {"projectId": ids["project"]}),

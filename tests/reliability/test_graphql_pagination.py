@@ -163,7 +163,7 @@ def _arguments(name: str, ids: dict[str, str]) -> dict[str, Any]:
     chosen: dict[str, dict[str, Any]] = {
         "principals": {},
         "workItems": {"projectId": ids["project"]},
-        "contextCorpusSearch": {"subjectRef": subject, "query": f"psg{WORD}"},
+        "contextPassages": {"subjectRef": subject, "query": f"psg{WORD}"},
         "contextSources": {"projectId": ids["project"]},
         "contextEngineSearch": {"query": f"pkg{WORD}", "projectId": ids["project"]},
         "contextEnginePackages": {"projectId": ids["project"]},

@@ -1,5 +1,5 @@
-"""GraphQL evidence search: `contextCorpusSearch`, and opening evidence (`contextPassage`, `contextSources`), with
-the same services and visibility as REST and MCP."""
+"""GraphQL evidence search: `contextPassages` (formerly `contextCorpusSearch`), and opening evidence
+(`contextPassage`, `contextSources`), with the same services and visibility as REST and MCP."""
 
 from __future__ import annotations
 

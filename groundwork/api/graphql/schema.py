@@ -40,7 +40,10 @@ class Query:
     principals: people.PersonConnection = strawberry.field(resolver=people.principals)
     work_item: wi.WorkItem | None = strawberry.field(resolver=wi.work_item)
     work_items: wi.WorkItemConnection = strawberry.field(resolver=wi.work_items)
-    context_corpus_search: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)
+    context_passages: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)
+    context_corpus_search: cs.CorpusPassageConnection = strawberry.field(
+        resolver=cs.context_corpus_search, deprecation_reason="Use `contextPassages`" + DEPRECATED_UNTIL
+    )
     context_passage: cs.ContextPassage | None = strawberry.field(resolver=cs.context_passage)
     context_sources: cs.ContextSourceConnection = strawberry.field(resolver=cs.context_sources)
     context_query: ce.ContextBriefing = strawberry.field(resolver=ce.context_query)

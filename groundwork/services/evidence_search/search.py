@@ -1,6 +1,6 @@
 """Evidence search: exact stored passages of the caller's visible projects, ranked by BM25.
 
-REST (`POST /api/v1/context/search`), GraphQL (`contextCorpusSearch`) and MCP (`search_context`) all
+REST (`POST /api/v1/context/search`), GraphQL (`contextPassages`) and MCP (`search_context`) all
 call `search_corpus`. It never synthesizes: every passage's `text` is characters stored from the
 source, and only the serving source-content version of each source, cut by the serving segmenter
 version, surfaces.

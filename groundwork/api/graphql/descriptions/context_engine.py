@@ -102,10 +102,14 @@ CATALOGUE: dict[str, str] = {
     "Query.contextEnginePackageEvidence(packageId)": "The package's id.",
     "Query.contextEnginePackages(status)": "Only packages in this status (default: ready and stale).",
     "Query.contextEnginePackages(contributionType)": "Only packages of this contribution type.",
-    "Query.contextCorpusSearch(subjectRef)": "The project, engagement or portfolio whose corpus to search.",
-    "Query.contextCorpusSearch(query)": 'The search: words, "a phrase", +required and -excluded words.',
-    "Query.contextCorpusSearch(sourceId)": "Only passages of this source.",
-    "Query.contextCorpusSearch(kind)": "Only passages of sources of this kind.",
+    "Query.contextPassages(subjectRef)": "The project, engagement or portfolio whose corpus to search.",
+    "Query.contextPassages(query)": 'The search: words, "a phrase", +required and -excluded words.',
+    "Query.contextPassages(sourceId)": "Only passages of this source.",
+    "Query.contextPassages(kind)": "Only passages of sources of this kind.",
+    **{
+        f"Query.contextCorpusSearch({argument})": f"As `contextPassages({argument})`."
+        for argument in ("subjectRef", "query", "sourceId", "kind")
+    },
     "CorpusPassage.id": "The passage's id.",
     "CorpusPassage.projectId": "The project of its source.",
     "CorpusPassage.source": "Its source.",

@@ -3,6 +3,8 @@ that pages is a Relay connection; every type, field, argument and enum value is 
 
 from __future__ import annotations
 
+import re
+
 from graphql import (
     GraphQLField,
     GraphQLList,
@@ -54,7 +56,7 @@ def _paged_root_fields() -> dict[str, GraphQLField]:
 def test_every_root_field_that_pages_answers_a_relay_connection() -> None:
     problems: list[str] = []
     paged = _paged_root_fields()
-    assert {"workItems", "notificationList", "contextCorpusSearch", "workItemEnhancementRuns"} <= set(paged)
+    assert {"workItems", "notificationList", "contextPassages", "workItemEnhancementRuns"} <= set(paged)
     for name, field in paged.items():
         if name in SPEC_LISTS:
             continue
@@ -81,6 +83,52 @@ def test_old_paging_names_are_served_but_deprecated() -> None:
     for owner, name in ((page_info, "nextCursor"), (page_info, "hasMore"), (runs, "nextCursor"), (runs, "hasMore")):
         assert owner.fields[name].deprecation_reason, f"{owner.name}.{name}"
     assert not page_info.fields["endCursor"].deprecation_reason
+    query = schema._schema.query_type
+    assert query is not None
+    for renamed, successor in (
+        ("contextCorpusSearch", "contextPassages"),
+        ("workItemEnhancementArtifacts", "workItemEnhancementArtifactConnection"),
+    ):
+        assert successor in (query.fields[renamed].deprecation_reason or ""), renamed
+    old, new = query.fields["contextCorpusSearch"], query.fields["contextPassages"]
+    assert get_named_type(old.type) is get_named_type(new.type) and set(old.args) == set(new.args)
+
+
+# Names the specs show for root fields: exact, never deprecated, whatever the rule below says.
+SPEC_NAMES = {
+    "contextQuery",
+    "contextEngineSearch",
+    "contextEnginePackageEvidence",
+    "contextEngineProviders",
+    "workItemEnhancementRun",
+    "workItemEnhancementDrafts",
+    "notification",
+    "notificationList",
+    "createWorkItemEnhancementRun",
+    "applyWorkItemEnhancementDrafts",
+    "draftNotificationChange",
+    "applyNotificationChange",
+}
+# What a query's name must not start with: a read is named for what it answers, not for the act of reading.
+READ_VERBS = ("get", "list", "fetch", "find", "search", "query", "read", "load")
+
+
+def test_root_fields_are_named_noun_nouns_or_verb_noun_and_keep_the_spec_names() -> None:
+    query, mutation = schema._schema.query_type, schema._schema.mutation_type
+    assert query is not None and mutation is not None
+    assert set(query.fields) | set(mutation.fields) >= SPEC_NAMES
+    spec_deprecated = [n for n in SPEC_NAMES if (query.fields.get(n) or mutation.fields[n]).deprecation_reason]
+    assert not spec_deprecated
+    drifting = [
+        name
+        for name, field in query.fields.items()
+        if name not in SPEC_NAMES
+        and not field.deprecation_reason
+        and (name.startswith(READ_VERBS) or name.endswith(("List", "Search")))
+    ]
+    assert not drifting, drifting
+    unnamed_acts = [name for name in mutation.fields if not re.match(r"^[a-z]+[A-Z]", name)]
+    assert not unnamed_acts, unnamed_acts
 
 
 def test_introspection_describes_every_type_field_argument_and_enum_value() -> None:
