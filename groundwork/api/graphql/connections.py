@@ -28,6 +28,12 @@ class PageInfo:
     end_cursor: str | None = strawberry.field(
         description="The cursor of the page's last edge: pass it as `after` for the next page (null on an empty page)."
     )
+    has_previous_page: bool = strawberry.field(
+        description="Always false: lists page forward only (`first` and `after`), as Relay allows."
+    )
+    start_cursor: str | None = strawberry.field(
+        description="The cursor of the page's first edge (null on an empty page)."
+    )
     next_cursor: str | None = strawberry.field(
         description="The cursor of the next page (null on the last page).",
         deprecation_reason="Use `endCursor` with `hasNextPage`" + DEPRECATED_UNTIL,
@@ -52,6 +58,8 @@ def page_info_of(page: dict[str, Any], edges: Sequence[Edge[Any]]) -> PageInfo:
     return PageInfo(
         has_next_page=bool(page["has_more"]),
         end_cursor=edges[-1].cursor if edges else None,
+        has_previous_page=False,
+        start_cursor=edges[0].cursor if edges else None,
         next_cursor=page["next_cursor"],
         has_more=bool(page["has_more"]),
     )
