@@ -303,6 +303,7 @@ GRAPHQL: dict[str, Field] = {
     "query workItem": Field(WI_READ, lambda ids: {"id": ids["work_item"]}),
     # A filter by a project the caller cannot see lists nothing, as a filter by an unknown project does.
     "query workItems": Field(WI_READ, lambda ids: {"projectId": ids["project"]}, unseen_other=LISTED),
+    "query contextPassages": Field(CE, lambda ids: {"subjectRef": _subject(ids), "query": ids["passage_word"]}),
     "query contextCorpusSearch": Field(CE, lambda ids: {"subjectRef": _subject(ids), "query": ids["passage_word"]}),
     "query contextPassage": Field(CE, lambda ids: {"id": ids["passage"]}),
     "query contextSources": Field(CE, lambda ids: {"projectId": ids["project"]}),
@@ -316,6 +317,8 @@ GRAPHQL: dict[str, Field] = {
     "query workItemEnhancementRun": Field(READ, lambda ids: {"id": ids["run"]}),
     "query workItemEnhancementDrafts": Field(READ, lambda ids: {"runId": ids["run"]}),
     "query workItemEnhancementArtifacts": Field(READ, lambda ids: {"runId": ids["run"]}),
+    "query workItemEnhancementDraftConnection": Field(READ, lambda ids: {"runId": ids["run"]}),
+    "query workItemEnhancementArtifactConnection": Field(READ, lambda ids: {"runId": ids["run"]}),
     "query workItemEnhancementRuns": Field(READ, lambda ids: {"targetId": ids["work_item"]}, unseen_other=LISTED),
     "query notification": Field(N_READ, lambda ids: {"id": ids["notification"]}),
     "query notificationList": Field(N_READ, unseen_other=LISTED),
@@ -351,7 +354,7 @@ GRAPHQL: dict[str, Field] = {
             }
         },
     ),
-    "mutation rejectDraft": Field(
+    "mutation rejectWorkItemEnhancementDraft": Field(
         APPLY,
         lambda ids: {
             "input": {
@@ -363,7 +366,7 @@ GRAPHQL: dict[str, Field] = {
             }
         },
     ),
-    "mutation cancelEnhancementRun": Field(
+    "mutation cancelWorkItemEnhancementRun": Field(
         RUN, lambda ids: {"input": {"runId": ids["run"], "confirm": True, "idempotencyKey": _key()}}
     ),
     "mutation draftNotificationChange": Field(

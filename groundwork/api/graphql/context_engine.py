@@ -12,9 +12,22 @@ from typing import Any, TypeVar
 import strawberry
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.enums import (
+    BriefingAnswer,
+    ContentClass,
+    ContextPackageStatus,
+    ContextSubjectType,
+    ContributionType,
+    CoverageStatus,
+    DateTime,
+    FreshnessStatus,
+    ProviderAuthority,
+    ProviderClassification,
+    ReferenceKind,
+)
 from groundwork.api.graphql.evidence_search import ContextEngineSubjectInput
-from groundwork.api.graphql.work_items import PageInfo
 from groundwork.api.resources.context_engine import (
     briefing_resource,
     evidence_resource,
@@ -44,8 +57,8 @@ def _id(value: strawberry.ID | None) -> str | None:
 
 @strawberry.type
 class ContextFreshness:
-    status: str
-    as_of: str
+    status: FreshnessStatus
+    as_of: DateTime
     age_days: int
 
     @classmethod
@@ -57,7 +70,7 @@ class ContextFreshness:
 class ContextProvenance:
     source: str
     promoter_identity: str
-    generated_at: str
+    generated_at: DateTime
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> ContextProvenance:
@@ -66,9 +79,9 @@ class ContextProvenance:
 
 @strawberry.type
 class ContextReference:
-    kind: str
+    kind: ReferenceKind
     id: str
-    class_: str = strawberry.field(name="class")
+    class_: ContentClass = strawberry.field(name="class")
     href: str | None = strawberry.field(description="The API path that opens it (null for an external reference).")
 
 
@@ -77,7 +90,7 @@ class ContextEvidenceReference:
     id: strawberry.ID
     provider: strawberry.ID
     capability: str
-    as_of: str
+    as_of: DateTime
     freshness: ContextFreshness
     reference: ContextReference
     provenance: ContextProvenance
@@ -119,19 +132,19 @@ class ContextCoverage:
 @strawberry.type
 class ContextPackage:
     id: strawberry.ID
-    status: str
+    status: ContextPackageStatus
     term: str
     summary: str
-    contribution_type: str
-    classification: str
+    contribution_type: ContributionType
+    classification: ContentClass
     scope: ContextPackageScope
     freshness: ContextFreshness
     provenance: ContextProvenance
     coverage: ContextCoverage
     supersedes: strawberry.ID | None
     superseded_by: strawberry.ID | None
-    created_at: str
-    updated_at: str
+    created_at: DateTime
+    updated_at: DateTime
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> ContextPackage:
@@ -170,12 +183,14 @@ class ContextPackageHit:
 class ContextEngineSearchResult:
     total_count: int
     truncated: bool
+    edges: list[Edge[ContextPackageHit]]
     nodes: list[ContextPackageHit]
     page_info: PageInfo
 
 
 @strawberry.type
 class ContextPackageConnection:
+    edges: list[Edge[ContextPackage]]
     nodes: list[ContextPackage]
     page_info: PageInfo
 
@@ -184,12 +199,12 @@ class ContextPackageConnection:
 class ContextProvider:
     id: strawberry.ID
     name: str
-    classification: str
+    classification: ProviderClassification
     capabilities: list[str]
     contribution_count: int
-    coverage_status: str
-    freshness_status: str | None
-    authority: str
+    coverage_status: CoverageStatus
+    freshness_status: FreshnessStatus | None
+    authority: ProviderAuthority
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> ContextProvider:
@@ -207,7 +222,7 @@ class ContextProvider:
 
 @strawberry.type
 class ContextSubject:
-    type: str
+    type: ContextSubjectType
     id: strawberry.ID
 
 
@@ -217,7 +232,7 @@ class ContextClaim:
     package_id: strawberry.ID
     project_id: strawberry.ID
     term: str
-    contribution_type: str
+    contribution_type: ContributionType
     relevance: float = strawberry.field(description="How well the claim answers the question, from 0 to 1.")
     evidence_refs: list[ContextEvidenceReference]
     freshness: ContextFreshness
@@ -244,14 +259,16 @@ class ContextClaim:
 class ContextBriefing:
     subject: ContextSubject
     question: str
-    answer: str = strawberry.field(description="`answered`, `partial` (some content word uncovered) or `no_evidence`.")
+    answer: BriefingAnswer = strawberry.field(
+        description="`answered`, `partial` (some content word uncovered) or `no_evidence`."
+    )
     findings: list[ContextClaim]
     risks: list[ContextClaim]
     blockers: list[ContextClaim]
     coverage: ContextCoverage
     freshness: ContextFreshness | None
     provenance: list[ContextProvenance]
-    as_of: str | None
+    as_of: DateTime | None
 
 
 @strawberry.type
@@ -302,10 +319,6 @@ class ContextEngineOverview:
     providers: list[ContextProvider]
 
 
-def _page(page: dict[str, Any]) -> PageInfo:
-    return PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"])
-
-
 async def context_query(
     info: Info[GraphQLContext, Any],
     question: str,
@@ -343,13 +356,14 @@ async def context_engine_search(
     """Ready packages ranked by BM25 over term and summary."""
     principal = require(info, READ)
     search = service.PackageSearch(query, _id(project_id), _id(engagement_id), first, after)
-    answer = search_resource(await _call(service.search_packages(principal, search)))
+    result = await _call(service.search_packages(principal, search))
+    answer = search_resource(result)
     data = answer["data"]
+    hits = [ContextPackageHit(score=n["score"], package=ContextPackage.of(n["package"])) for n in data["nodes"]]
     return ContextEngineSearchResult(
         total_count=data["totalCount"],
         truncated=data["truncated"],
-        nodes=[ContextPackageHit(score=n["score"], package=ContextPackage.of(n["package"])) for n in data["nodes"]],
-        page_info=_page(answer["page"]),
+        **connection_fields(hits, answer["page"], cursors=result.cursors),
     )
 
 
@@ -411,8 +425,8 @@ async def context_engine_packages(
     info: Info[GraphQLContext, Any],
     project_id: strawberry.ID | None = None,
     engagement_id: strawberry.ID | None = None,
-    status: str | None = None,
-    contribution_type: str | None = None,
+    status: ContextPackageStatus | None = None,
+    contribution_type: ContributionType | None = None,
     first: int | None = None,
     after: str | None = None,
 ) -> ContextPackageConnection:
@@ -421,7 +435,7 @@ async def context_engine_packages(
     filters = service.PackageFilters(_id(project_id), _id(engagement_id), status, contribution_type, first, after)
     packages, page = await _call(service.list_packages(principal, filters))
     return ContextPackageConnection(
-        nodes=[ContextPackage.of(package_resource(p)) for p in packages], page_info=_page(page)
+        **connection_fields([ContextPackage.of(package_resource(p)) for p in packages], page)
     )
 
 

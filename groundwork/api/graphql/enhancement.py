@@ -9,7 +9,14 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import DEPRECATED_UNTIL, Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
+from groundwork.api.graphql.enums import (
+    WorkItemEnhancementAction,
+    WorkItemEnhancementArtifactType,
+    WorkItemEnhancementDraftField,
+    WorkItemEnhancementRunState,
+)
 from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.graphql.operations import Operation
 from groundwork.api.resources.enhancement import artifact_resource, run_resource
@@ -21,7 +28,7 @@ from groundwork.services.enhancement import applies, outputs, run_views
 from groundwork.services.enhancement import runs as service
 
 if TYPE_CHECKING:
-    from groundwork.api.graphql.enhancement_review import EnhancementApplyConnection
+    from groundwork.api.graphql.enhancement_review import WorkItemEnhancementApplyConnection
 
 _REVIEW = "groundwork.api.graphql.enhancement_review"
 
@@ -58,8 +65,8 @@ class DraftRejection:
 @strawberry.type
 class WorkItemEnhancementDraft:
     id: strawberry.ID
-    action: str
-    field: str
+    action: WorkItemEnhancementAction
+    field: WorkItemEnhancementDraftField
     proposed_value: JSON
     confidence: float
     evidence_refs: list[EvidenceRef]
@@ -78,7 +85,7 @@ class WorkItemEnhancementDraft:
 @strawberry.type
 class WorkItemEnhancementArtifact:
     id: strawberry.ID
-    type: str
+    type: WorkItemEnhancementArtifactType
     title: str
     summary: str
     body: str
@@ -136,9 +143,9 @@ def artifact_of(data: dict[str, Any]) -> WorkItemEnhancementArtifact:
 @strawberry.type
 class WorkItemEnhancementRun:
     id: strawberry.ID
-    state: str
+    state: WorkItemEnhancementRunState
     target: EnhancementTarget
-    requested_actions: list[str]
+    requested_actions: list[WorkItemEnhancementAction]
     drafts: list[WorkItemEnhancementDraft]
     artifacts: list[WorkItemEnhancementArtifact]
     allowed_actions: list[AllowedAction]
@@ -155,7 +162,7 @@ class WorkItemEnhancementRun:
     @strawberry.field(description="The run's applies, oldest first: who, when, drafts, versions and values.")
     async def applies(
         self, info: Info[GraphQLContext, Any], first: int | None = None, after: str | None = None
-    ) -> Annotated[EnhancementApplyConnection, strawberry.lazy(_REVIEW)]:
+    ) -> Annotated[WorkItemEnhancementApplyConnection, strawberry.lazy(_REVIEW)]:
         from groundwork.api.graphql.enhancement_review import run_applies  # it imports this module
 
         return await run_applies(info, str(self.id), first, after)
@@ -216,7 +223,7 @@ class EnhancementTargetInput:
 @strawberry.input
 class CreateWorkItemEnhancementRunInput:
     target: EnhancementTargetInput
-    actions: list[str]
+    actions: list[WorkItemEnhancementAction]
     instructions: str | None = None
     confirm: bool | None = None
     idempotency_key: str | None = None
@@ -226,7 +233,7 @@ class CreateWorkItemEnhancementRunInput:
 @strawberry.input
 class RunWorkItemEnhancementActionInput:
     run_id: strawberry.ID
-    action: str
+    action: WorkItemEnhancementAction
     instructions: str | None = None
     confirm: bool | None = None
     idempotency_key: str | None = None
@@ -244,9 +251,17 @@ class ApplyWorkItemEnhancementDraftsInput:
 
 @strawberry.type
 class WorkItemEnhancementRunConnection:
+    edges: list[Edge[WorkItemEnhancementRun]]
     nodes: list[WorkItemEnhancementRun]
-    next_cursor: str | None
-    has_more: bool
+    page_info: PageInfo
+    next_cursor: str | None = strawberry.field(
+        description="The cursor of the next page (null on the last page).",
+        deprecation_reason="Use `pageInfo.endCursor` with `pageInfo.hasNextPage`" + DEPRECATED_UNTIL,
+    )
+    has_more: bool = strawberry.field(
+        description="True when more runs follow this page.",
+        deprecation_reason="Use `pageInfo.hasNextPage`" + DEPRECATED_UNTIL,
+    )
 
 
 def _idempotency_key(info: Info[GraphQLContext, Any], given: str | None) -> str | None:
@@ -404,7 +419,7 @@ async def work_item_enhancement_run(
 async def work_item_enhancement_drafts(
     info: Info[GraphQLContext, Any],
     run_id: strawberry.ID,
-    field: str | None = None,
+    field: WorkItemEnhancementDraftField | None = None,
     apply_eligible: bool | None = None,
     first: int | None = None,
     after: strawberry.ID | None = None,
@@ -429,7 +444,7 @@ async def work_item_enhancement_drafts(
 async def work_item_enhancement_artifacts(
     info: Info[GraphQLContext, Any],
     run_id: strawberry.ID,
-    type: str | None = None,
+    type: WorkItemEnhancementArtifactType | None = None,
     first: int | None = None,
     after: strawberry.ID | None = None,
 ) -> list[WorkItemEnhancementArtifact]:
@@ -445,9 +460,9 @@ async def work_item_enhancement_artifacts(
 
 async def work_item_enhancement_runs(
     info: Info[GraphQLContext, Any],
-    state: str | None = None,
+    state: WorkItemEnhancementRunState | None = None,
     target_id: strawberry.ID | None = None,
-    action: str | None = None,
+    action: WorkItemEnhancementAction | None = None,
     first: int | None = None,
     after: str | None = None,
 ) -> WorkItemEnhancementRunConnection:
@@ -464,5 +479,7 @@ async def work_item_enhancement_runs(
     except GroundworkError as error:
         raise as_graphql_error(error) from None
     return WorkItemEnhancementRunConnection(
-        nodes=[WorkItemEnhancementRun.of(v) for v in views], next_cursor=page["next_cursor"], has_more=page["has_more"]
+        **connection_fields([WorkItemEnhancementRun.of(v) for v in views], page),
+        next_cursor=page["next_cursor"],
+        has_more=page["has_more"],
     )

@@ -9,19 +9,22 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
 from groundwork.api.graphql.enhancement import WorkItemEnhancementRun
+from groundwork.api.graphql.enums import DateTime
 from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.resources.enhancement_review import apply_resource
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
+from groundwork.domain.pagination import encode_cursor
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.platform.idempotency.calls import call_once
 from groundwork.services.enhancement import apply_history, cancellations, rejections, run_views
 
 
 @strawberry.type(description="One field an apply wrote: the draft that proposed it, the value before and after.")
-class EnhancementFieldChange:
+class WorkItemEnhancementFieldChange:
     field: str
     draft_id: strawberry.ID | None
     before: JSON | None
@@ -29,27 +32,29 @@ class EnhancementFieldChange:
 
 
 @strawberry.type(description="One apply of a run's drafts to its work item.")
-class EnhancementApply:
+class WorkItemEnhancementApply:
     operation_id: strawberry.ID = strawberry.field(description="The apply's id (`apply_...`), its Update's id.")
     actor_id: strawberry.ID
-    applied_at: str
+    applied_at: DateTime
     draft_ids: list[strawberry.ID]
     target_version_before: str
     target_version_after: str
-    changes: list[EnhancementFieldChange]
+    changes: list[WorkItemEnhancementFieldChange]
+    # Where the list resumes after this apply (the service pages by time, then id); not part of the schema.
+    cursor: strawberry.Private[str]
 
 
-@strawberry.type
-class EnhancementApplyConnection:
-    nodes: list[EnhancementApply]
-    next_cursor: str | None
-    has_more: bool
+@strawberry.type(description="A page of a run's applies, oldest first.")
+class WorkItemEnhancementApplyConnection:
+    edges: list[Edge[WorkItemEnhancementApply]]
+    nodes: list[WorkItemEnhancementApply]
+    page_info: PageInfo
 
 
 async def run_applies(
     info: Info[GraphQLContext, Any], run_id: str, first: int | None, after: str | None
-) -> EnhancementApplyConnection:
-    """A page of a run's applies, oldest first (`after`: the `nextCursor` of the previous page)."""
+) -> WorkItemEnhancementApplyConnection:
+    """A page of a run's applies, oldest first (`after`: an edge's cursor)."""
     try:
         rows, page = await apply_history.list_run_applies(require(info, SCOPE_READ), run_id, limit=first, cursor=after)
     except GroundworkError as error:
@@ -58,7 +63,8 @@ async def run_applies(
     for row in rows:
         data = apply_resource(row)
         nodes.append(
-            EnhancementApply(
+            WorkItemEnhancementApply(
+                cursor=encode_cursor({"at": row.applied_at.isoformat(), "id": row.id}),
                 operation_id=strawberry.ID(data.operation_id),
                 actor_id=strawberry.ID(data.actor_id),
                 applied_at=data.applied_at,
@@ -66,7 +72,7 @@ async def run_applies(
                 target_version_before=data.target_version_before,
                 target_version_after=data.target_version_after,
                 changes=[
-                    EnhancementFieldChange(
+                    WorkItemEnhancementFieldChange(
                         field=c.field,
                         draft_id=strawberry.ID(c.draft_id) if c.draft_id else None,
                         before=c.before,
@@ -76,11 +82,11 @@ async def run_applies(
                 ],
             )
         )
-    return EnhancementApplyConnection(nodes=nodes, next_cursor=page["next_cursor"], has_more=page["has_more"])
+    return WorkItemEnhancementApplyConnection(**connection_fields(nodes, page, cursor_of=lambda a: a.cursor))
 
 
 @strawberry.type
-class RejectDraftPayload:
+class RejectWorkItemEnhancementDraftPayload:
     ok: bool
     idempotency_replayed: bool
     run: WorkItemEnhancementRun | None
@@ -88,7 +94,7 @@ class RejectDraftPayload:
 
 
 @strawberry.type
-class CancelEnhancementRunPayload:
+class CancelWorkItemEnhancementRunPayload:
     ok: bool
     idempotency_replayed: bool
     run: WorkItemEnhancementRun | None
@@ -99,7 +105,7 @@ class CancelEnhancementRunPayload:
 
 
 @strawberry.input
-class RejectDraftInput:
+class RejectWorkItemEnhancementDraftInput:
     run_id: strawberry.ID
     draft_id: strawberry.ID
     reason: str
@@ -108,7 +114,7 @@ class RejectDraftInput:
 
 
 @strawberry.input
-class CancelEnhancementRunInput:
+class CancelWorkItemEnhancementRunInput:
     run_id: strawberry.ID
     confirm: bool | None = None
     idempotency_key: str | None = None
@@ -135,7 +141,9 @@ async def _once(
     return outcome, replayed, run
 
 
-async def reject_draft(info: Info[GraphQLContext, Any], input: RejectDraftInput) -> RejectDraftPayload:
+async def reject_work_item_enhancement_draft(
+    info: Info[GraphQLContext, Any], input: RejectWorkItemEnhancementDraftInput
+) -> RejectWorkItemEnhancementDraftPayload:
     """Reject a draft with a reason (needs confirm: true and an idempotency key); it is never applied afterwards."""
     key = _key(info, input.idempotency_key)
 
@@ -152,17 +160,19 @@ async def reject_draft(info: Info[GraphQLContext, Any], input: RejectDraftInput)
         "confirm": input.confirm,
     }
     try:
-        outcome, replayed, run = await _once(info, SCOPE_APPLY, key, "rejectDraft", request, reject)
+        outcome, replayed, run = await _once(info, SCOPE_APPLY, key, "rejectWorkItemEnhancementDraft", request, reject)
     except GroundworkError as error:
-        return RejectDraftPayload(ok=False, idempotency_replayed=False, run=None, errors=refused(error))
-    return RejectDraftPayload(
+        return RejectWorkItemEnhancementDraftPayload(
+            ok=False, idempotency_replayed=False, run=None, errors=refused(error)
+        )
+    return RejectWorkItemEnhancementDraftPayload(
         ok="error" not in outcome, idempotency_replayed=replayed, run=run, errors=mutation_errors(outcome)
     )
 
 
-async def cancel_enhancement_run(
-    info: Info[GraphQLContext, Any], input: CancelEnhancementRunInput
-) -> CancelEnhancementRunPayload:
+async def cancel_work_item_enhancement_run(
+    info: Info[GraphQLContext, Any], input: CancelWorkItemEnhancementRunInput
+) -> CancelWorkItemEnhancementRunPayload:
     """Cancel a run: its pending actions stop and nothing can be applied (needs confirm: true)."""
     key = _key(info, input.idempotency_key)
 
@@ -172,10 +182,12 @@ async def cancel_enhancement_run(
 
     request = {"run_id": str(input.run_id), "confirm": input.confirm}
     try:
-        outcome, replayed, run = await _once(info, SCOPE_RUN, key, "cancelEnhancementRun", request, cancel)
+        outcome, replayed, run = await _once(info, SCOPE_RUN, key, "cancelWorkItemEnhancementRun", request, cancel)
     except GroundworkError as error:
-        return CancelEnhancementRunPayload(ok=False, idempotency_replayed=False, run=None, errors=refused(error))
-    return CancelEnhancementRunPayload(
+        return CancelWorkItemEnhancementRunPayload(
+            ok=False, idempotency_replayed=False, run=None, errors=refused(error)
+        )
+    return CancelWorkItemEnhancementRunPayload(
         ok="error" not in outcome,
         idempotency_replayed=replayed,
         run=run,

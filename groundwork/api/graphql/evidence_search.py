@@ -1,5 +1,5 @@
-"""GraphQL evidence search: `contextCorpusSearch`, and opening evidence (`contextPassage`, `contextSources`), with
-the same services and visibility as REST and MCP."""
+"""GraphQL evidence search: `contextPassages` (formerly `contextCorpusSearch`), and opening evidence
+(`contextPassage`, `contextSources`), with the same services and visibility as REST and MCP."""
 
 from __future__ import annotations
 
@@ -8,8 +8,16 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
-from groundwork.api.graphql.work_items import PageInfo
+from groundwork.api.graphql.enums import (
+    ContentClass,
+    ContextSubjectType,
+    CorpusSourceKind,
+    DateTime,
+    DocumentDateSource,
+    ProvenanceQuality,
+)
 from groundwork.api.resources.evidence_search import listed_source_resource, stored_passage_resource
 from groundwork.domain.errors import GroundworkError
 from groundwork.services.evidence_search import corpus_reads
@@ -18,7 +26,7 @@ from groundwork.services.evidence_search import search as service
 
 @strawberry.input(description="A project, engagement or portfolio; its type is `project`, `engagement` or `portfolio`.")
 class ContextEngineSubjectInput:
-    type: str
+    type: ContextSubjectType
     id: strawberry.ID
 
 
@@ -27,7 +35,7 @@ class CorpusSourceRef:
     id: strawberry.ID
     title: str
     uri: str
-    kind: str
+    kind: CorpusSourceKind
     version_id: strawberry.ID
 
 
@@ -49,7 +57,7 @@ class CorpusPassage:
     text: str
     score: float
     highlights: list[TextRange]
-    provenance_quality: str
+    provenance_quality: ProvenanceQuality
     segmenter_version: str
 
     @classmethod
@@ -78,6 +86,7 @@ class CorpusPassage:
 
 @strawberry.type
 class CorpusPassageConnection:
+    edges: list[Edge[CorpusPassage]]
     nodes: list[CorpusPassage]
     page_info: PageInfo
     truncated: bool
@@ -91,7 +100,7 @@ async def context_corpus_search(
     first: int | None = None,
     after: str | None = None,
     source_id: strawberry.ID | None = None,
-    kind: str | None = None,
+    kind: CorpusSourceKind | None = None,
 ) -> CorpusPassageConnection:
     """Evidence search: ranked exact passages of the subject's projects the caller may read."""
     principal = require(info, "context-engine:read")
@@ -111,8 +120,7 @@ async def context_corpus_search(
     except GroundworkError as error:
         raise as_graphql_error(error) from None
     return CorpusPassageConnection(
-        nodes=[CorpusPassage.of(p) for p in result.passages],
-        page_info=PageInfo(next_cursor=result.page["next_cursor"], has_more=result.page["has_more"]),
+        **connection_fields([CorpusPassage.of(p) for p in result.passages], result.page, cursors=result.cursors),
         truncated=result.truncated,
         total_count=result.total_count,
     )
@@ -123,12 +131,12 @@ class ContextPassageSource:
     id: strawberry.ID
     title: str
     uri: str
-    kind: str
-    classification: str
+    kind: CorpusSourceKind
+    classification: ContentClass
     version_id: strawberry.ID
-    document_date: str | None
-    document_date_source: str
-    ingested_at: str | None
+    document_date: DateTime | None
+    document_date_source: DocumentDateSource
+    ingested_at: DateTime | None
 
 
 @strawberry.type(description="An opened passage: exactly as stored, with its source, position and neighbours.")
@@ -141,7 +149,7 @@ class ContextPassage:
     section: str | None
     span: TextRange
     text: str
-    provenance_quality: str
+    provenance_quality: ProvenanceQuality
     segmenter_version: str
     previous_passage_id: strawberry.ID | None
     next_passage_id: strawberry.ID | None
@@ -181,15 +189,15 @@ class ContextSource:
     project_id: strawberry.ID
     uri: str
     title: str
-    kind: str
-    classification: str
+    kind: CorpusSourceKind
+    classification: ContentClass
     active_version_id: strawberry.ID | None
-    document_date: str | None
-    document_date_source: str | None
-    ingested_at: str | None
+    document_date: DateTime | None
+    document_date_source: DocumentDateSource | None
+    ingested_at: DateTime | None
     passage_count: int | None
-    created_at: str
-    updated_at: str
+    created_at: DateTime
+    updated_at: DateTime
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> ContextSource:
@@ -212,6 +220,7 @@ class ContextSource:
 
 @strawberry.type
 class ContextSourceConnection:
+    edges: list[Edge[ContextSource]]
     nodes: list[ContextSource]
     page_info: PageInfo
 
@@ -247,6 +256,5 @@ async def context_sources(
     except GroundworkError as error:
         raise as_graphql_error(error) from None
     return ContextSourceConnection(
-        nodes=[ContextSource.of(listed_source_resource(r)) for r in rows],
-        page_info=PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"]),
+        **connection_fields([ContextSource.of(listed_source_resource(r)) for r in rows], page)
     )

@@ -13,14 +13,20 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
+from groundwork.api.graphql.enums import (
+    DateTime,
+    NotificationOutcome,
+    NotificationSourceKind,
+    NotificationStatus,
+    Via,
+)
 from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
 from groundwork.api.graphql.operations import Operation
-from groundwork.api.graphql.work_items import PageInfo
 from groundwork.api.resources.notifications import history_entry, notification_resource, proposal_resource
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
-from groundwork.domain.pagination import encode_cursor
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence.repositories.notifications.inbox import NotificationAuditRow, NotificationRow
 from groundwork.persistence.repositories.notifications.proposals import ProposalRow
@@ -42,7 +48,7 @@ class NotificationAction:
 
 @strawberry.type
 class NotificationSource:
-    kind: str
+    kind: NotificationSourceKind
     external_id: str
 
 
@@ -57,32 +63,32 @@ class NotificationHistoryEntry:
     audit_reference: str
     command: str
     actor_id: str
-    via: str
+    via: Via
     app_id: str | None
     provenance: str | None
-    from_status: str
-    to_status: str
+    from_status: NotificationStatus
+    to_status: NotificationStatus
     version: int
-    snoozed_until: str | None
+    snoozed_until: DateTime | None
     reason: str | None
     operation_id: str
-    occurred_at: str
+    occurred_at: DateTime
 
 
 @strawberry.type(description=PREVIEW + "A notification of the caller; `allowedActions` lists what it may do next.")
 class Notification:
     id: strawberry.ID
-    status: str
+    status: NotificationStatus
     version: int
-    updated_at: str
+    updated_at: DateTime
     allowed_actions: list[NotificationAction]
     source: NotificationSource
     title: str
     body: str
     resource: NotificationResourceRef
     event_type: str
-    created_at: str
-    snoozed_until: str | None = strawberry.field(
+    created_at: DateTime
+    snoozed_until: DateTime | None = strawberry.field(
         default=None, description="While snoozed: when it comes back (it is left out of lists until then)."
     )
     history: list[NotificationHistoryEntry] | None = None
@@ -131,17 +137,11 @@ class Notification:
         )
 
 
-@strawberry.type
-class NotificationEdge:
-    cursor: str
-    node: Notification
-
-
 @strawberry.input
 class NotificationFilter:
-    status: str | None = None
-    source_kind: str | None = None
-    since: str | None = None
+    status: NotificationStatus | None = None
+    source_kind: NotificationSourceKind | None = None
+    since: DateTime | None = None
     snoozed: bool | None = strawberry.field(
         default=None, description="true: only snoozed notifications (left out otherwise)"
     )
@@ -156,8 +156,8 @@ class PaginationInput:
 @strawberry.type(description=PREVIEW + "A page of the caller's notifications, newest first.")
 class NotificationConnection:
     unread_count: int
+    edges: list[Edge[Notification]]
     nodes: list[Notification]
-    edges: list[NotificationEdge]
     page_info: PageInfo
     _principal: strawberry.Private[Principal]
     _filter: strawberry.Private[NotificationFilter]
@@ -190,12 +190,12 @@ class NotificationChangeProposal:
     errors: list[MutationError] = strawberry.field(default_factory=list)
     id: strawberry.ID | None = None
     notification_id: strawberry.ID | None = None
-    requested_outcome: str | None = None
+    requested_outcome: NotificationOutcome | None = None
     command: str | None = None
-    from_status: str | None = None
-    to_status: str | None = None
+    from_status: NotificationStatus | None = None
+    to_status: NotificationStatus | None = None
     expected_version: int | None = None
-    snooze_until: str | None = None
+    snooze_until: DateTime | None = None
     snooze_for: str | None = None
     reason: str | None = None
     evidence_refs: JSON | None = None
@@ -203,8 +203,8 @@ class NotificationChangeProposal:
     validation_errors: list[NotificationValidationError] | None = None
     conflicts: JSON | None = None
     exact_command: JSON | None = None
-    expires_at: str | None = None
-    applied_at: str | None = None
+    expires_at: DateTime | None = None
+    applied_at: DateTime | None = None
     operation_id: str | None = None
 
     @classmethod
@@ -254,11 +254,13 @@ class NotificationEvidenceRefInput:
 @strawberry.input
 class DraftNotificationChangeInput:
     notification_id: strawberry.ID
-    requested_outcome: str = strawberry.field(description="read, acknowledged, dismissed, snoozed or unsnoozed")
+    requested_outcome: NotificationOutcome = strawberry.field(
+        description="read, acknowledged, dismissed, snoozed or unsnoozed"
+    )
     expected_version: int | None = None
     reason: str | None = None
     evidence_refs: list[NotificationEvidenceRefInput] | None = None
-    snooze_until: str | None = strawberry.field(default=None, description="snoozed: until this time")
+    snooze_until: DateTime | None = strawberry.field(default=None, description="snoozed: until this time")
     snooze_for: str | None = strawberry.field(
         default=None, description="snoozed: for this ISO 8601 duration (PT30M, P1D), counted from the apply"
     )
@@ -277,14 +279,14 @@ class NotificationSummaryItem:
     kind: str
     resource_type: str
     resource_id: strawberry.ID
-    occurred_at: str
+    occurred_at: DateTime
     title: str
 
 
 @strawberry.type(description=PREVIEW + "What changed since a time in what the caller requested, watches or is in.")
 class NotificationSummary:
-    since: str
-    as_of: str
+    since: DateTime
+    as_of: DateTime
     counts: JSON
     items: list[NotificationSummaryItem]
     truncated: bool
@@ -326,18 +328,15 @@ async def notification_list(
         )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
-    nodes = [Notification.of(r, principal) for r in rows]
     return NotificationConnection(
         unread_count=unread,
-        nodes=nodes,
-        edges=[NotificationEdge(cursor=encode_cursor({"id": str(n.id)}), node=n) for n in nodes],
-        page_info=PageInfo(next_cursor=info_page["next_cursor"], has_more=info_page["has_more"]),
+        **connection_fields([Notification.of(r, principal) for r in rows], info_page),
         _principal=principal,
         _filter=chosen,
     )
 
 
-async def notification_summary(info: Info[GraphQLContext, Any], since: str | None = None) -> NotificationSummary:
+async def notification_summary(info: Info[GraphQLContext, Any], since: DateTime | None = None) -> NotificationSummary:
     """What changed since `since` (default: 24 hours ago) in what the caller may see."""
     try:
         data = await summary(require(info, SCOPE_READ), since)

@@ -11,6 +11,8 @@ from typing import Any
 
 import strawberry
 
+from groundwork.api.graphql.enums import DateTime, OperationKind, OperationStatus, Via, WorkItemEnhancementRunState
+
 
 @strawberry.type
 class OperationError:
@@ -27,17 +29,17 @@ class TemporalExecution:
 @strawberry.type
 class Operation:
     id: strawberry.ID
-    kind: str
-    status: str
-    run_state: str | None
-    started_at: str | None
-    updated_at: str | None
-    completed_at: str | None
+    kind: OperationKind
+    status: OperationStatus
+    run_state: WorkItemEnhancementRunState | None
+    started_at: DateTime | None
+    updated_at: DateTime | None
+    completed_at: DateTime | None
     pending_actions: list[str]
     error: OperationError | None
     temporal: TemporalExecution | None
     command: str | None
-    via: str | None
+    via: Via | None
     notification_ids: list[strawberry.ID]
     audit_references: list[str]
 

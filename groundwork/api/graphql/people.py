@@ -7,9 +7,11 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
-from groundwork.api.graphql.work_items import PageInfo
+from groundwork.api.graphql.enums import PrincipalKind, ProjectRoleName
 from groundwork.domain.errors import GroundworkError
+from groundwork.domain.pagination import encode_cursor
 from groundwork.services.tenancy import people as service
 
 
@@ -17,11 +19,12 @@ from groundwork.services.tenancy import people as service
 class Person:
     id: strawberry.ID
     name: str
-    kind: str
+    kind: PrincipalKind
 
 
 @strawberry.type
 class PersonConnection:
+    edges: list[Edge[Person]]
     nodes: list[Person]
     page_info: PageInfo
 
@@ -30,7 +33,7 @@ class PersonConnection:
 class ProjectRole:
     project_id: strawberry.ID
     project_key: str
-    role: str
+    role: ProjectRoleName
 
 
 async def viewer_project_roles(info: Info[GraphQLContext, Any]) -> list[ProjectRole]:
@@ -55,7 +58,6 @@ async def principals(
         rows, page = await service.directory(principal, query=query, project_id=project_id, limit=first, cursor=after)
     except GroundworkError as error:
         raise as_graphql_error(error) from None
-    return PersonConnection(
-        nodes=[Person(id=strawberry.ID(r.id), name=r.name, kind=r.kind) for r in rows],
-        page_info=PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"]),
-    )
+    people = [Person(id=strawberry.ID(r.id), name=r.name, kind=r.kind) for r in rows]
+    # The directory is kept in name order: a person's cursor is their name.
+    return PersonConnection(**connection_fields(people, page, lambda p: encode_cursor({"name": p.name})))

@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import strawberry
 from cross_web import HTTPException
 from litestar import Request, Response
 from litestar.enums import MediaType
+from strawberry.http import GraphQLHTTPResponse
 from strawberry.litestar import make_graphql_controller
+from strawberry.types import ExecutionResult
+from strawberry.types.execution import PreExecutionError
 
 from groundwork.api.graphql import context_engine as ce
 from groundwork.api.graphql import enhancement as en
+from groundwork.api.graphql import enhancement_outputs as eo
 from groundwork.api.graphql import enhancement_review as er
 from groundwork.api.graphql import evidence_search as cs
 from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import people
 from groundwork.api.graphql import work_items as wi
+from groundwork.api.graphql.connections import DEPRECATED_UNTIL
 from groundwork.api.graphql.context import context_getter
+from groundwork.api.graphql.descriptions import describe
 from groundwork.api.graphql.errors import CodedErrors
 from groundwork.api.graphql.graphiql import graphiql_page
 from groundwork.api.graphql.http_input import check_http_input, refusal
 from groundwork.api.graphql.limits import query_limits
+from groundwork.api.graphql.media_types import GRAPHQL_RESPONSE, prefers_graphql_response
 from groundwork.api.input_policy.middleware import OWN_INPUT
 from groundwork.domain.errors import GroundworkError
 
@@ -33,7 +41,10 @@ class Query:
     principals: people.PersonConnection = strawberry.field(resolver=people.principals)
     work_item: wi.WorkItem | None = strawberry.field(resolver=wi.work_item)
     work_items: wi.WorkItemConnection = strawberry.field(resolver=wi.work_items)
-    context_corpus_search: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)
+    context_passages: cs.CorpusPassageConnection = strawberry.field(resolver=cs.context_corpus_search)
+    context_corpus_search: cs.CorpusPassageConnection = strawberry.field(
+        resolver=cs.context_corpus_search, deprecation_reason="Use `contextPassages`" + DEPRECATED_UNTIL
+    )
     context_passage: cs.ContextPassage | None = strawberry.field(resolver=cs.context_passage)
     context_sources: cs.ContextSourceConnection = strawberry.field(resolver=cs.context_sources)
     context_query: ce.ContextBriefing = strawberry.field(resolver=ce.context_query)
@@ -51,8 +62,15 @@ class Query:
     work_item_enhancement_drafts: list[en.WorkItemEnhancementDraft] = strawberry.field(
         resolver=en.work_item_enhancement_drafts
     )
+    work_item_enhancement_draft_connection: eo.WorkItemEnhancementDraftConnection = strawberry.field(
+        resolver=eo.work_item_enhancement_draft_connection
+    )
     work_item_enhancement_artifacts: list[en.WorkItemEnhancementArtifact] = strawberry.field(
-        resolver=en.work_item_enhancement_artifacts
+        resolver=en.work_item_enhancement_artifacts,
+        deprecation_reason="Use `workItemEnhancementArtifactConnection`" + DEPRECATED_UNTIL,
+    )
+    work_item_enhancement_artifact_connection: eo.WorkItemEnhancementArtifactConnection = strawberry.field(
+        resolver=eo.work_item_enhancement_artifact_connection
     )
     work_item_enhancement_runs: en.WorkItemEnhancementRunConnection = strawberry.field(
         resolver=en.work_item_enhancement_runs
@@ -74,8 +92,12 @@ class Mutation:
     apply_work_item_enhancement_drafts: en.ApplyWorkItemEnhancementDraftsPayload = strawberry.mutation(
         resolver=en.apply_work_item_enhancement_drafts
     )
-    reject_draft: er.RejectDraftPayload = strawberry.mutation(resolver=er.reject_draft)
-    cancel_enhancement_run: er.CancelEnhancementRunPayload = strawberry.mutation(resolver=er.cancel_enhancement_run)
+    reject_work_item_enhancement_draft: er.RejectWorkItemEnhancementDraftPayload = strawberry.mutation(
+        resolver=er.reject_work_item_enhancement_draft
+    )
+    cancel_work_item_enhancement_run: er.CancelWorkItemEnhancementRunPayload = strawberry.mutation(
+        resolver=er.cancel_work_item_enhancement_run
+    )
     draft_notification_change: nt.NotificationChangeProposal = strawberry.mutation(
         resolver=nt.draft_notification_change
     )
@@ -83,6 +105,7 @@ class Mutation:
 
 
 schema = strawberry.Schema(query=Query, mutation=Mutation, extensions=[*query_limits(), CodedErrors])
+describe(schema)
 
 GRAPHQL_PATH = "/graphql"
 _GRAPHIQL_PAGE = graphiql_page(GRAPHQL_PATH)
@@ -104,26 +127,52 @@ _HTTP_CODES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowe
 
 class GraphQLController(_StrawberryController):
     """Strawberry's controller with our GraphiQL page, whose assets this server serves (no CDN), the input
-    policy on the HTTP request, and a refused HTTP request answered as GraphQL JSON with `extensions.code`
-    instead of plain text."""
+    policy on the HTTP request, a refused HTTP request answered as GraphQL JSON with `extensions.code`
+    instead of plain text, and `application/graphql-response+json` with its status codes for a client that
+    asks for it."""
 
     opt = {"input": OWN_INPUT}
 
     async def render_graphql_ide(self, request: Request[Any, Any, Any]) -> Response[str]:
         return Response(_GRAPHIQL_PAGE, media_type=MediaType.HTML)
 
+    async def process_result(self, request: Request[Any, Any, Any], result: ExecutionResult) -> GraphQLHTTPResponse:
+        """The result as JSON; a request error (nothing executed) has no `data` for a graphql-response client."""
+        processed: GraphQLHTTPResponse = await super().process_result(request, result)
+        if isinstance(result, PreExecutionError) and prefers_graphql_response(request.headers.get("accept")):
+            processed.pop("data", None)
+        return processed
+
     async def execute_request(self, request: Request[Any, Any, Any], context: Any, root_value: Any) -> Response[Any]:
         """Run the request; a request Strawberry refuses before GraphQL answers a coded error."""
+        modern = prefers_graphql_response(request.headers.get("accept"))
         try:
             await check_http_input(request)
         except GroundworkError as error:
-            return refusal(error)
+            return _as_media_type(refusal(error), modern)
         try:
-            return await self.run(request, context=context, root_value=root_value)  # type: ignore[no-any-return]
+            response: Response[Any] = await self.run(request, context=context, root_value=root_value)
         except HTTPException as error:
             code = _HTTP_CODES.get(error.status_code, "invalid_request")
-            return Response(
+            response = Response(
                 {"data": None, "errors": [{"message": error.reason, "extensions": {"code": code}}]},
                 status_code=error.status_code,
                 media_type=MediaType.JSON,
             )
+        return _as_media_type(response, modern)
+
+
+def _as_media_type(response: Response[Any], modern: bool) -> Response[Any]:
+    """`application/json` as is; for a graphql-response client its media type, and a request error (the
+    document did not parse or validate, or the HTTP request was refused: nothing executed) is 4xx with no
+    `data`, while a request whose execution began stays 200."""
+    if not modern or response.media_type != MediaType.JSON:
+        return response
+    response.media_type = GRAPHQL_RESPONSE
+    body = json.loads(response.content) if isinstance(response.content, bytes) else response.content
+    refused = (response.status_code or 200) >= 400
+    if isinstance(body, dict) and (refused or "data" not in body):
+        body.pop("data", None)
+        response.content = body
+        response.status_code = response.status_code if refused else 400
+    return response

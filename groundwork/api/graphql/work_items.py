@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 from strawberry.types import Info
 
+from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.enums import PrincipalKind, WorkItemStatus
 
 if TYPE_CHECKING:
     from groundwork.api.graphql.people import ProjectRole
@@ -16,7 +18,7 @@ from groundwork.domain.work_items import WorkItem as WorkItemRecord
 from groundwork.domain.work_items import format_version
 from groundwork.services.work_items import items as service
 
-# The people module builds on this one's PageInfo: its types are referenced lazily.
+# The people module builds on this one's types: its types are referenced lazily.
 LazyProjectRole = Annotated["ProjectRole", strawberry.lazy("groundwork.api.graphql.people")]
 
 
@@ -24,7 +26,7 @@ LazyProjectRole = Annotated["ProjectRole", strawberry.lazy("groundwork.api.graph
 class Viewer:
     id: strawberry.ID
     name: str
-    kind: str
+    kind: PrincipalKind
     workspace_id: strawberry.ID
     is_admin: bool
     scopes: list[str]
@@ -68,7 +70,7 @@ class WorkItem:
     id: strawberry.ID
     key: str
     title: str
-    status: str
+    status: WorkItemStatus
     sprint: str | None
     project_id: strawberry.ID
     version: str
@@ -92,13 +94,8 @@ class WorkItem:
 
 
 @strawberry.type
-class PageInfo:
-    next_cursor: str | None
-    has_more: bool
-
-
-@strawberry.type
 class WorkItemConnection:
+    edges: list[Edge[WorkItem]]
     nodes: list[WorkItem]
     page_info: PageInfo
 
@@ -144,7 +141,7 @@ async def work_item(info: Info[GraphQLContext, Any], id: strawberry.ID) -> WorkI
 async def work_items(
     info: Info[GraphQLContext, Any],
     project_id: strawberry.ID | None = None,
-    status: str | None = None,
+    status: WorkItemStatus | None = None,
     sprint: str | None = None,
     first: int | None = None,
     after: str | None = None,
@@ -157,7 +154,4 @@ async def work_items(
         )
     except GroundworkError as error:
         raise as_graphql_error(error) from None
-    return WorkItemConnection(
-        nodes=[WorkItem.of(i) for i in items],
-        page_info=PageInfo(next_cursor=page["next_cursor"], has_more=page["has_more"]),
-    )
+    return WorkItemConnection(**connection_fields([WorkItem.of(i) for i in items], page))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -285,12 +285,14 @@ class PackageSearch:
 
 @dataclass(frozen=True)
 class PackageSearchResult:
-    """Scored packages, how many match in all, whether hits were cut at the cap, and the keyset page."""
+    """Scored packages, how many match in all, whether hits were cut at the cap, the keyset page and the cursor
+    after each package."""
 
     nodes: list[tuple[float, PackageView]]
     total_count: int
     truncated: bool
     page: dict[str, Any]
+    cursors: list[str] = field(default_factory=list)
 
 
 def _search_fingerprint(search: PackageSearch) -> str:
@@ -325,7 +327,8 @@ async def search_packages(principal: Principal, search: PackageSearch) -> Packag
     )
     facts = await _presence(principal, [r.project_id for r in rows.values()], target.classes)
     now = _now()
-    nodes = [(round(h.score, 6), _package(rows[h.seq], facts, now)) for h in hits.hits if h.seq in rows]
+    shown = [(i, h) for i, h in enumerate(hits.hits) if h.seq in rows]
+    nodes = [(round(h.score, 6), _package(rows[h.seq], facts, now)) for _, h in shown]
     next_cursor = None
     if hits.has_more and hits.hits:
         last = hits.hits[-1]
@@ -335,6 +338,7 @@ async def search_packages(principal: Principal, search: PackageSearch) -> Packag
         total_count=hits.total,
         truncated=hits.total > MAX_REACHABLE_HITS,
         page={"next_cursor": next_cursor, "has_more": hits.has_more},
+        cursors=[ranked_cursor(fingerprint, h.score, h.seq, offset + i + 1) for i, h in shown],
     )
 
 

@@ -1,6 +1,6 @@
 """Evidence search: exact stored passages of the caller's visible projects, ranked by BM25.
 
-REST (`POST /api/v1/context/search`), GraphQL (`contextCorpusSearch`) and MCP (`search_context`) all
+REST (`POST /api/v1/context/search`), GraphQL (`contextPassages`) and MCP (`search_context`) all
 call `search_corpus`. It never synthesizes: every passage's `text` is characters stored from the
 source, and only the serving source-content version of each source, cut by the serving segmenter
 version, surfaces.
@@ -16,7 +16,7 @@ import asyncio
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from groundwork.domain.context_engine.model import allowed_classes
@@ -90,12 +90,13 @@ class CorpusSearch:
 @dataclass(frozen=True)
 class CorpusSearchResult:
     """A page of passages, the keyset page info, whether more than the cap match, and the match count
-    (exact up to the cap of reachable hits; the cap itself when `truncated`)."""
+    (exact up to the cap of reachable hits; the cap itself when `truncated`), and the cursor after each passage."""
 
     passages: list[PassageHit]
     page: dict[str, Any]
     truncated: bool
     total_count: int
+    cursors: list[str] = field(default_factory=list)
 
 
 def _validate(search: CorpusSearch) -> None:
@@ -197,4 +198,5 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         page={"next_cursor": next_cursor, "has_more": page.has_more},
         truncated=page.truncated,
         total_count=page.total,
+        cursors=[ranked_cursor(fingerprint, h.score, h.seq, offset + i + 1) for i, h in enumerate(page.hits)],
     )

@@ -241,8 +241,8 @@ GRAPHQL: dict[str, Callable[[Stage], dict[str, Any]]] = {
         "draftIds": [s.draft],
         "expectedTargetVersion": s.version,
     },
-    "rejectDraft": lambda s: {"runId": s.run, "draftId": s.draft, "reason": "Not needed."},
-    "cancelEnhancementRun": lambda s: {"runId": s.run},
+    "rejectWorkItemEnhancementDraft": lambda s: {"runId": s.run, "draftId": s.draft, "reason": "Not needed."},
+    "cancelWorkItemEnhancementRun": lambda s: {"runId": s.run},
     "applyNotificationChange": lambda s: {"proposalId": s.proposal, "expectedVersion": 2},
 }
 

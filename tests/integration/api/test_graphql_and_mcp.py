@@ -10,7 +10,7 @@ QUERY = """
 query ($first: Int) {
   viewer { name isAdmin scopes }
   projects { key name engagement { name } portfolio { name } }
-  workItems(first: $first) { nodes { id key title version fields { description estimate } } pageInfo { hasMore } }
+  workItems(first: $first) { nodes { id key title version fields { description estimate } } pageInfo { hasNextPage } }
 }
 """
 

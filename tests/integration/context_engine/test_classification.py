@@ -81,7 +81,7 @@ async def _visible_everywhere(
                   contextEngineSearch(query: "quokka") { totalCount nodes { package { id } } }
                   contextEngineProviders { name contributionCount }
                   contextQuery(question: "quokka risks", projectId: $p) { risks { packageId } }
-                  contextCorpusSearch(subjectRef: {type: "project", id: $p}, query: "quokka") { totalCount }
+                  contextPassages(subjectRef: {type: project, id: $p}, query: "quokka") { totalCount }
                 }""",
                 "variables": {"p": alpha},
             },
@@ -95,7 +95,7 @@ async def _visible_everywhere(
         data["contextEngineSearch"]["totalCount"],
         {p["name"] for p in data["contextEngineProviders"]},
         {c["packageId"] for c in data["contextQuery"]["risks"]},
-        data["contextCorpusSearch"]["totalCount"],
+        data["contextPassages"]["totalCount"],
     )
     async with mcp_session(api_url, key) as session:
         listed = tool_json(await session.call_tool("list_context_packages", {}))

@@ -69,13 +69,27 @@ async def test_the_apply_history_lists_each_apply_with_every_fields_value_before
     query = """query ($id: ID!) { workItemEnhancementRun(id: $id) { applies(first: 10) {
       nodes { operationId actorId draftIds targetVersionBefore targetVersionAfter
               changes { field draftId before after } }
-      hasMore } } }"""
+      edges { cursor } pageInfo { hasNextPage } } } }"""
     answer = (
         await client.post(
             "/graphql", json={"query": query, "variables": {"id": run["id"]}}, headers=workspace.headers(key)
         )
     ).json()
-    nodes = answer["data"]["workItemEnhancementRun"]["applies"]["nodes"]
+    connection = answer["data"]["workItemEnhancementRun"]["applies"]
+    nodes = connection["nodes"]
+    assert connection["pageInfo"]["hasNextPage"] is False and len(connection["edges"]) == len(nodes)
+    after_first = (
+        await client.post(
+            "/graphql",
+            json={
+                "query": "query ($id: ID!, $after: String) { workItemEnhancementRun(id: $id) {"
+                " applies(first: 10, after: $after) { nodes { operationId } } } }",
+                "variables": {"id": run["id"], "after": connection["edges"][0]["cursor"]},
+            },
+            headers=workspace.headers(key),
+        )
+    ).json()["data"]["workItemEnhancementRun"]["applies"]["nodes"]
+    assert [n["operationId"] for n in after_first] == [applies[1]["operationId"]]  # an edge's cursor resumes after it
     assert [(n["operationId"], n["targetVersionAfter"], n["changes"]) for n in nodes] == [
         (a["operationId"], a["targetVersionAfter"], a["changes"]) for a in applies
     ]

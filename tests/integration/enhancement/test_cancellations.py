@@ -103,12 +103,13 @@ async def test_cancelling_a_reviewable_run_through_graphql_and_mcp(
     key = await workspace.key("owner", admin=True)
     first = (await create_run(client, workspace, key, work_item["id"], ["estimate"])).json()["data"]
     second = (await create_run(client, workspace, key, work_item["id"], ["description"])).json()["data"]
-    mutation = """mutation ($input: CancelEnhancementRunInput!) {
-      cancelEnhancementRun(input: $input) { ok pending errors { code } run { state allowedActions { id } } } }"""
+    mutation = """mutation ($input: CancelWorkItemEnhancementRunInput!) {
+      cancelWorkItemEnhancementRun(input: $input) {
+        ok pending errors { code } run { state allowedActions { id } } } }"""
     variables = {"input": {"runId": first["id"], "confirm": True, "idempotencyKey": uuid.uuid4().hex}}
     answer = (
         await client.post("/graphql", json={"query": mutation, "variables": variables}, headers=workspace.headers(key))
-    ).json()["data"]["cancelEnhancementRun"]
+    ).json()["data"]["cancelWorkItemEnhancementRun"]
     assert answer["ok"] and not answer["pending"]
     assert answer["run"] == {"state": "cancelled", "allowedActions": [{"id": "read"}]}
     async with mcp_session(api_url, key) as session:

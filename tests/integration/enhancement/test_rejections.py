@@ -68,14 +68,15 @@ async def test_a_rejection_needs_a_reason_and_confirm_through_every_transport(
     assert too_long.status_code == 422 and too_long.json()["code"] == "validation_failed"
     unconfirmed = await reject(client, workspace, key, run["id"], draft_id, confirm=False)
     assert unconfirmed.status_code == 422 and unconfirmed.json()["code"] == "confirmation_required"
-    mutation = """mutation ($input: RejectDraftInput!) {
-      rejectDraft(input: $input) { ok errors { code } run { drafts { id applyEligible rejection { reason } } } } }"""
+    mutation = """mutation ($input: RejectWorkItemEnhancementDraftInput!) {
+      rejectWorkItemEnhancementDraft(input: $input) {
+        ok errors { code } run { drafts { id applyEligible rejection { reason } } } } }"""
     variables = {
         "input": {"runId": run["id"], "draftId": draft_id, "reason": "Too vague.", "idempotencyKey": uuid.uuid4().hex}
     }
     answer = (
         await client.post("/graphql", json={"query": mutation, "variables": variables}, headers=workspace.headers(key))
-    ).json()["data"]["rejectDraft"]
+    ).json()["data"]["rejectWorkItemEnhancementDraft"]
     assert answer["ok"] is False and answer["errors"][0]["code"] == "confirmation_required"
     async with mcp_session(api_url, key) as session:
         via_mcp = tool_json(

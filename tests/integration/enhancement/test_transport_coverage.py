@@ -41,15 +41,17 @@ async def test_graphql_lists_runs_pages_drafts_and_artifacts_and_runs_an_action(
     run = (await create_run(client, workspace, key, work_item["id"], ALL)).json()["data"]
     other = (await create_run(client, workspace, key, work_item["id"], ["estimate"])).json()["data"]
     runs_query = """query ($target: ID, $first: Int, $after: String) {
-      workItemEnhancementRuns(targetId: $target, first: $first, after: $after) { nodes { id state } nextCursor hasMore }
+      workItemEnhancementRuns(targetId: $target, first: $first, after: $after) {
+        nodes { id state } pageInfo { hasNextPage endCursor } }
     }"""
     page = (await _graphql(client, headers, runs_query, target=work_item["id"], first=1))["data"]
     page = page["workItemEnhancementRuns"]
-    assert [n["id"] for n in page["nodes"]] == [other["id"]] and page["hasMore"] is True
-    rest = await _graphql(client, headers, runs_query, target=work_item["id"], first=1, after=page["nextCursor"])
+    assert [n["id"] for n in page["nodes"]] == [other["id"]] and page["pageInfo"]["hasNextPage"] is True
+    end = page["pageInfo"]["endCursor"]
+    rest = await _graphql(client, headers, runs_query, target=work_item["id"], first=1, after=end)
     assert [n["id"] for n in rest["data"]["workItemEnhancementRuns"]["nodes"]] == [run["id"]]
 
-    drafts_query = """query ($run: ID!, $first: Int, $after: ID, $field: String) {
+    drafts_query = """query ($run: ID!, $first: Int, $after: ID, $field: WorkItemEnhancementDraftField) {
       workItemEnhancementDrafts(runId: $run, first: $first, after: $after, field: $field) {
         id field applyEligible ineligibleReason evidenceRefs { kind id } } }"""
     seen: list[str] = []
@@ -81,6 +83,23 @@ async def test_graphql_lists_runs_pages_drafts_and_artifacts_and_runs_an_action(
     ids = [a["id"] for a in first["workItemEnhancementArtifacts"] + second["workItemEnhancementArtifacts"]]
     assert ids == [a["id"] for a in run["artifacts"]][:8]
 
+    connection_query = """query ($run: ID!, $first: Int, $after: String) {
+      workItemEnhancementDraftConnection(runId: $run, first: $first, after: $after) {
+        edges { cursor node { id } } pageInfo { hasNextPage endCursor } }
+      workItemEnhancementArtifactConnection(runId: $run, first: $first, after: $after) { nodes { id } } }"""
+    paged: list[str] = []
+    cursor = None
+    while True:
+        answer = (await _graphql(client, headers, connection_query, run=run["id"], first=3, after=cursor))["data"]
+        drafts_page = answer["workItemEnhancementDraftConnection"]
+        paged += [e["node"]["id"] for e in drafts_page["edges"]]
+        if not drafts_page["pageInfo"]["hasNextPage"]:
+            break
+        cursor = drafts_page["pageInfo"]["endCursor"]
+    assert paged == seen
+    first_artifacts = (await _graphql(client, headers, connection_query, run=run["id"], first=3))["data"]
+    assert [a["id"] for a in first_artifacts["workItemEnhancementArtifactConnection"]["nodes"]] == ids[:3]
+
     mutation = """mutation ($input: RunWorkItemEnhancementActionInput!) {
       runWorkItemEnhancementAction(input: $input) {
         ok pending idempotencyReplayed errors { code path } run { id state requestedActions } } }"""
@@ -94,12 +113,16 @@ async def test_graphql_lists_runs_pages_drafts_and_artifacts_and_runs_an_action(
     done = (await _graphql(client, headers, mutation, input=act))["data"]["runWorkItemEnhancementAction"]
     again = (await _graphql(client, headers, mutation, input=act))["data"]["runWorkItemEnhancementAction"]
     unknown = {**act, "action": "poetry", "idempotencyKey": uuid.uuid4().hex}
-    refused = (await _graphql(client, headers, mutation, input=unknown))["data"]["runWorkItemEnhancementAction"]
+    # The action is an enum: an unknown one is refused before anything runs, naming what is accepted.
+    refused = await _graphql(client, headers, mutation, input=unknown)
     assert done["ok"] and not done["pending"] and done["run"]["requestedActions"] == ["estimate", "risk_check"]
     assert (
         again["ok"] and again["idempotencyReplayed"] and again["run"]["requestedActions"] == ["estimate", "risk_check"]
     )
-    assert refused["ok"] is False and refused["errors"][0]["code"] == "invalid_action"
+    assert refused["data"] is None and [e["extensions"]["code"] for e in refused["errors"]] == [
+        "graphql_validation_failed"
+    ]
+    assert "WorkItemEnhancementAction" in refused["errors"][0]["message"]
 
 
 async def test_graphql_mutations_answer_a_missing_key_or_scope_in_their_payload(

@@ -13,10 +13,10 @@ from tests.integration.evidence_search.helpers import contribute, search
 
 GQL = """
 query ($subject: ContextEngineSubjectInput!, $query: String!, $first: Int, $after: String) {
-  contextCorpusSearch(subjectRef: $subject, query: $query, first: $first, after: $after) {
+  contextPassages(subjectRef: $subject, query: $query, first: $first, after: $after) {
     nodes { id text projectId page paragraph provenanceQuality segmenterVersion
             source { id uri versionId } highlights { start end } span { start end } }
-    pageInfo { nextCursor hasMore }
+    pageInfo { hasNextPage endCursor }
     truncated
     totalCount
   }
@@ -93,17 +93,24 @@ async def test_graphql_applies_the_same_visibility(
 
     rest = await search(client, workspace, viewer, "zephyrine", subject=subjects["engagement"])
     for name in ("engagement", "portfolio"):
-        connection = (await gql(subjects[name]))["data"]["contextCorpusSearch"]
+        connection = (await gql(subjects[name]))["data"]["contextPassages"]
         [node] = connection["nodes"]
         [rest_hit] = rest["data"]
         assert node["id"] == rest_hit["id"] and node["text"] == rest_hit["text"]
         assert node["projectId"] == workspace.projects["ALPHA"]
         assert node["highlights"] == rest_hit["highlights"] and node["span"] == rest_hit["span"]
         assert connection["totalCount"] == 1 and connection["truncated"] is False
+        # The old name answers the same while it is served (deprecated for one minor version).
+        old_name = GQL.replace("contextPassages(", "contextCorpusSearch(")
+        variables = {"subject": {"type": subjects[name][0], "id": subjects[name][1]}, "query": "zephyrine", "first": 10}
+        response = await client.post(
+            "/graphql", json={"query": old_name, "variables": variables}, headers=workspace.headers(viewer)
+        )
+        assert response.json()["data"]["contextCorpusSearch"] == connection
     [error] = (await gql(subjects["beta"]))["errors"]
     assert error["extensions"]["code"] == "not_found"
     bad = await gql(("project", subjects["alpha"][1]))
-    assert bad["data"]["contextCorpusSearch"]["nodes"]
+    assert bad["data"]["contextPassages"]["nodes"]
     no_scope = await workspace.key("noscope", ["work-items:read"], admin=True)
     [error] = (await gql(subjects["alpha"], no_scope))["errors"]
     assert error["extensions"]["code"] == "insufficient_scope"

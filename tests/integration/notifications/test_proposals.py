@@ -38,7 +38,7 @@ query ($filter: NotificationFilter, $pagination: PaginationInput) {
   notificationList(filter: $filter, pagination: $pagination) {
     totalCount unreadCount
     nodes { id status version allowedActions { id requiresConfirmation } source { kind externalId } }
-    edges { cursor node { id } } pageInfo { nextCursor hasMore }
+    edges { cursor node { id } } pageInfo { hasNextPage endCursor }
   }
 }
 """
@@ -234,11 +234,11 @@ async def test_graphql_list_matches_rest_and_counts(client: httpx.AsyncClient, p
     ]
     assert result["totalCount"] == 3 and result["unreadCount"] == 3
     assert [n["id"] for n in result["nodes"]] == [made[2]["id"], made[1]["id"]]
-    assert result["pageInfo"]["hasMore"] is True
+    assert result["pageInfo"]["hasNextPage"] is True
     assert result["nodes"][0]["source"] == {"kind": "messages", "externalId": made[2]["source"]["externalId"]}
     after = (
         await _graphql(
-            client, people.headers(people.bob), LIST, pagination={"first": 2, "after": result["pageInfo"]["nextCursor"]}
+            client, people.headers(people.bob), LIST, pagination={"first": 2, "after": result["pageInfo"]["endCursor"]}
         )
     )["data"]["notificationList"]
     assert [n["id"] for n in after["nodes"]] == [made[0]["id"]]

@@ -18,7 +18,7 @@ from tests.integration.enhancement.conftest import DESCRIPTION, create_run
 from tests.integration.notifications.conftest import People, start_thread
 
 SUMMARY = (
-    "query ($since: String) { notificationSummary(since: $since) { since asOf counts items { kind resourceId } } }"
+    "query ($since: DateTime) { notificationSummary(since: $since) { since asOf counts items { kind resourceId } } }"
 )
 
 

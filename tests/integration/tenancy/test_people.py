@@ -14,7 +14,7 @@ async def test_graphql_viewer_and_principals_show_roles_and_only_people_sharing_
     await workspace.key("bob", memberships={"ALPHA": "viewer"})
     await workspace.key("carol", memberships={"BETA": "lead"})
     document = """{ viewer { name projectRoles { projectKey role } }
-                    principals { nodes { id name kind } pageInfo { hasMore } } }"""
+                    principals { nodes { id name kind } pageInfo { hasNextPage } } }"""
     response = await client.post("/graphql", json={"query": document}, headers=workspace.headers(alice))
     body = response.json()
     assert "errors" not in body, body
