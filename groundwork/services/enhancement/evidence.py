@@ -10,8 +10,10 @@ from groundwork.domain.context_engine.model import freshness
 from groundwork.domain.enhancement.enhancer import Evidence
 from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
+from groundwork.domain.enhancement.neighbourhood import REACH, Found, anchors
 from groundwork.domain.evidence_search.analysis import analyze_question
 from groundwork.domain.evidence_search.corpus import QueryClause
+from groundwork.persistence.repositories.evidence_search import neighbours
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.search.package_search import project_packages
 from groundwork.search.passages import ServingState, load_serving_state, project_passages
@@ -60,15 +62,30 @@ class CorpusEvidence:
         return passages + packages
 
     async def passages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
-        """Best passages of the project's corpus for the query (words of the work item)."""
+        """Best passages of the project's corpus for the query (words of the work item), then the neighbours, in
+        their section, of the leading pages' best passages (`domain.enhancement.neighbourhood`)."""
         hits = await project_passages(
             workspace_id, project_id, query, limit=PASSAGES_PER_ACTION, serving_state=self.serving_state
         )
-        return [
+        found = [
             Evidence(
                 EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section
             )
             for hit in hits
+        ]
+        anchored = anchors([Found(hit.id, hit.source_id, hit.score) for hit in hits])
+        if not anchored:
+            return found
+        # What answers an item is often a few paragraphs past the passage that shares its words: the command
+        # or setting under the same heading.
+        near = await neighbours.section_neighbours(workspace_id, project_id, anchored, REACH)
+        have = {hit.id for hit in hits}
+        return found + [
+            Evidence(
+                EvidenceRef("passage", row.id), row.text, _label(row.source_title, row.page, row.paragraph), row.section
+            )
+            for row in near
+            if row.id not in have
         ]
 
     async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
