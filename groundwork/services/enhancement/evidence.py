@@ -67,26 +67,33 @@ class CorpusEvidence:
         hits = await project_passages(
             workspace_id, project_id, query, limit=PASSAGES_PER_ACTION, serving_state=self.serving_state
         )
-        found = [
-            Evidence(
-                EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section
-            )
-            for hit in hits
-        ]
         anchored = anchors([Found(hit.id, hit.source_id, hit.score) for hit in hits])
-        if not anchored:
-            return found
-        # What answers an item is often a few paragraphs past the passage that shares its words: the command
-        # or setting under the same heading.
-        near = await neighbours.section_neighbours(workspace_id, project_id, anchored, REACH)
-        have = {hit.id for hit in hits}
-        return found + [
-            Evidence(
-                EvidenceRef("passage", row.id), row.text, _label(row.source_title, row.page, row.paragraph), row.section
-            )
-            for row in near
-            if row.id not in have
-        ]
+        near = await neighbours.section_neighbours(workspace_id, project_id, anchored, REACH) if anchored else []
+        around: dict[str, list[neighbours.NeighbourRow]] = {}
+        for row in near:
+            around.setdefault(row.anchor_id, []).append(row)
+        # What answers an item is often a few paragraphs past the passage that shares its words (the command or
+        # setting under the same heading): an anchor comes with its neighbours, in the document's order, so a
+        # procedure's steps stay in order where the search put the anchor.
+        evidence: list[Evidence] = []
+        seen: set[str] = set()
+        for hit in hits:
+            rows = around.get(hit.id, [])
+            passages = [
+                *(_neighbour(row) for row in rows if row.offset < 0),
+                Evidence(
+                    EvidenceRef("passage", hit.id),
+                    hit.text,
+                    _label(hit.source_title, hit.page, hit.paragraph),
+                    hit.section,
+                ),
+                *(_neighbour(row) for row in rows if row.offset > 0),
+            ]
+            for passage in passages:
+                if passage.ref.id not in seen:
+                    seen.add(passage.ref.id)
+                    evidence.append(passage)
+        return evidence
 
     async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
         """Ready (not stale) `general` context packages of the project matching the query, as `context_package`."""
@@ -109,6 +116,12 @@ def evidence_query(title: str, fields: dict[str, object], instructions: str = ""
     words = [QueryClause(word, False, "should", 0) for word in text.split()]
     kept = [analyzed.clause.text for analyzed in analyze_question(words)]
     return " ".join(kept[:_QUERY_WORDS])
+
+
+def _neighbour(row: neighbours.NeighbourRow) -> Evidence:
+    return Evidence(
+        EvidenceRef("passage", row.id), row.text, _label(row.source_title, row.page, row.paragraph), row.section
+    )
 
 
 def _label(title: str, page: int | None, paragraph: int | None) -> str:

@@ -12,6 +12,7 @@ class NeighbourRow:
     """A serving passage near an anchor passage, with what a draft needs to quote and label it."""
 
     anchor_id: str
+    offset: int  # its position relative to its anchor's (negative: before it)
     id: str
     source_title: str
     source_uri: str
@@ -30,7 +31,8 @@ async def section_neighbours(
     rows = await db.fetch(
         """
         SELECT DISTINCT ON (n.id) a.id AS anchor_id, n.id, s.title AS source_title, s.uri AS source_uri, n.page,
-               n.paragraph, n.section, n.text, array_position($3::text[], a.id) AS anchor_rank, n.ordinal
+               n.paragraph, n.section, n.text, array_position($3::text[], a.id) AS anchor_rank,
+               n.ordinal - a.ordinal AS offset
         FROM corpus_passages a
         JOIN corpus_passages n ON n.source_version_id = a.source_version_id AND n.segmenter_id = a.segmenter_id
              AND n.ordinal BETWEEN a.ordinal - $4 AND a.ordinal + $4 AND n.section IS NOT DISTINCT FROM a.section
@@ -45,10 +47,11 @@ async def section_neighbours(
         anchor_ids,
         reach,
     )
-    ordered = sorted(rows, key=lambda r: (r["anchor_rank"], r["ordinal"]))
+    ordered = sorted(rows, key=lambda r: (r["anchor_rank"], r["offset"]))
     return [
         NeighbourRow(
             r["anchor_id"],
+            r["offset"],
             r["id"],
             r["source_title"],
             r["source_uri"],
