@@ -69,30 +69,41 @@ class CorpusEvidence:
         )
         anchored = anchors([Found(hit.id, hit.source_id, hit.score) for hit in hits])
         near = await neighbours.section_neighbours(workspace_id, project_id, anchored, REACH) if anchored else []
-        around: dict[str, list[neighbours.NeighbourRow]] = {}
-        for row in near:
-            around.setdefault(row.anchor_id, []).append(row)
         # What answers an item is often a few paragraphs past the passage that shares its words (the command or
-        # setting under the same heading): an anchor comes with its neighbours, in the document's order, so a
-        # procedure's steps stay in order where the search put the anchor.
+        # setting under the same heading). An anchor's section comes whole, as gathered, in the document's order,
+        # where the search ranked its best passage: a procedure's steps stay in order, ahead of weaker hits.
+        anchored_ids = set(anchored)
+        sections = {(hit.version_id, hit.section) for hit in hits if hit.id in anchored_ids}
+        found = [
+            (
+                hit.version_id,
+                hit.section,
+                hit.char_start,
+                _evidence(hit.id, hit.source_title, hit.page, hit.paragraph, hit.section, hit.text),
+            )
+            for hit in hits
+        ]
+        have = {hit.id for hit in hits}
+        found += [
+            (
+                row.version_id,
+                row.section,
+                row.char_start,
+                _evidence(row.id, row.source_title, row.page, row.paragraph, row.section, row.text),
+            )
+            for row in near
+            if row.id not in have
+        ]
         evidence: list[Evidence] = []
-        seen: set[str] = set()
-        for hit in hits:
-            rows = around.get(hit.id, [])
-            passages = [
-                *(_neighbour(row) for row in rows if row.offset < 0),
-                Evidence(
-                    EvidenceRef("passage", hit.id),
-                    hit.text,
-                    _label(hit.source_title, hit.page, hit.paragraph),
-                    hit.section,
-                ),
-                *(_neighbour(row) for row in rows if row.offset > 0),
-            ]
-            for passage in passages:
-                if passage.ref.id not in seen:
-                    seen.add(passage.ref.id)
-                    evidence.append(passage)
+        emitted: set[tuple[str, str | None]] = set()
+        for version_id, section, _, passage in found[: len(hits)]:
+            key = (version_id, section)
+            if key not in sections:
+                evidence.append(passage)
+            elif key not in emitted:
+                emitted.add(key)
+                members = sorted((f for f in found if (f[0], f[1]) == key), key=lambda f: f[2])
+                evidence += [member for *_, member in members]
         return evidence
 
     async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
@@ -118,10 +129,10 @@ def evidence_query(title: str, fields: dict[str, object], instructions: str = ""
     return " ".join(kept[:_QUERY_WORDS])
 
 
-def _neighbour(row: neighbours.NeighbourRow) -> Evidence:
-    return Evidence(
-        EvidenceRef("passage", row.id), row.text, _label(row.source_title, row.page, row.paragraph), row.section
-    )
+def _evidence(
+    passage_id: str, title: str, page: int | None, paragraph: int | None, section: str | None, text: str
+) -> Evidence:
+    return Evidence(EvidenceRef("passage", passage_id), text, _label(title, page, paragraph), section)
 
 
 def _label(title: str, page: int | None, paragraph: int | None) -> str:

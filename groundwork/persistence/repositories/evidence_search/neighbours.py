@@ -12,13 +12,14 @@ class NeighbourRow:
     """A serving passage near an anchor passage, with what a draft needs to quote and label it."""
 
     anchor_id: str
-    offset: int  # its position relative to its anchor's (negative: before it)
     id: str
+    version_id: str
     source_title: str
     source_uri: str
     page: int | None
     paragraph: int | None
     section: str | None
+    char_start: int
     text: str
 
 
@@ -31,8 +32,8 @@ async def section_neighbours(
     rows = await db.fetch(
         """
         SELECT DISTINCT ON (n.id) a.id AS anchor_id, n.id, s.title AS source_title, s.uri AS source_uri, n.page,
-               n.paragraph, n.section, n.text, array_position($3::text[], a.id) AS anchor_rank,
-               n.ordinal - a.ordinal AS offset
+               n.paragraph, n.section, n.text, array_position($3::text[], a.id) AS anchor_rank, n.ordinal,
+               n.source_version_id AS version_id, n.char_start
         FROM corpus_passages a
         JOIN corpus_passages n ON n.source_version_id = a.source_version_id AND n.segmenter_id = a.segmenter_id
              AND n.ordinal BETWEEN a.ordinal - $4 AND a.ordinal + $4 AND n.section IS NOT DISTINCT FROM a.section
@@ -47,17 +48,18 @@ async def section_neighbours(
         anchor_ids,
         reach,
     )
-    ordered = sorted(rows, key=lambda r: (r["anchor_rank"], r["offset"]))
+    ordered = sorted(rows, key=lambda r: (r["anchor_rank"], r["ordinal"]))
     return [
         NeighbourRow(
             r["anchor_id"],
-            r["offset"],
             r["id"],
+            r["version_id"],
             r["source_title"],
             r["source_uri"],
             r["page"],
             r["paragraph"],
             r["section"],
+            r["char_start"],
             r["text"],
         )
         for r in ordered
