@@ -50,3 +50,39 @@ def anchors(found: list[Found], count: int = ANCHORS) -> list[str]:
     """The ids of the best `count` passages of the leading pages, in the search's order (best first)."""
     leading = leading_pages(found)
     return [passage.id for passage in found if passage.source in leading][:count]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A gathered passage and where it sits: its document version, its section and its offset in the text."""
+
+    id: str
+    version: str
+    section: str | None
+    start: int
+
+
+def in_reading_order(hits: list[Placed], neighbours: list[Placed], anchored: list[str]) -> list[str]:
+    """The gathered passages' ids, in the order a run's evidence lists them.
+
+    The search's hits keep their rank, except that an anchor's section comes whole where the search ranked
+    its best passage: its hits and the neighbours gathered for it, in the document's order (a procedure's
+    steps stay in order, ahead of weaker hits)."""
+    chosen = set(anchored)
+    sections = {(p.version, p.section) for p in hits if p.id in chosen}
+    pool = list(hits)
+    seen = {p.id for p in hits}
+    for passage in neighbours:
+        if passage.id not in seen:
+            seen.add(passage.id)
+            pool.append(passage)
+    ordered: list[str] = []
+    emitted: set[tuple[str, str | None]] = set()
+    for hit in hits:
+        key = (hit.version, hit.section)
+        if key not in sections:
+            ordered.append(hit.id)
+        elif key not in emitted:
+            emitted.add(key)
+            ordered += [p.id for p in sorted((p for p in pool if (p.version, p.section) == key), key=lambda p: p.start)]
+    return ordered

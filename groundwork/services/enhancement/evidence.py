@@ -10,7 +10,7 @@ from groundwork.domain.context_engine.model import freshness
 from groundwork.domain.enhancement.enhancer import Evidence
 from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
-from groundwork.domain.enhancement.neighbourhood import REACH, Found, anchors
+from groundwork.domain.enhancement.neighbourhood import REACH, Found, Placed, anchors, in_reading_order
 from groundwork.domain.evidence_search.analysis import analyze_question
 from groundwork.domain.evidence_search.corpus import QueryClause
 from groundwork.persistence.repositories.evidence_search import neighbours
@@ -62,49 +62,29 @@ class CorpusEvidence:
         return passages + packages
 
     async def passages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
-        """Best passages of the project's corpus for the query (words of the work item), then the neighbours, in
-        their section, of the leading pages' best passages (`domain.enhancement.neighbourhood`)."""
+        """Best passages of the project's corpus for the query (words of the work item) with the neighbours, in
+        their section, of the leading pages' best passages (`domain.enhancement.neighbourhood`).
+
+        What answers an item is often a few paragraphs past the passage that shares its words: the command or
+        setting under the same heading."""
         hits = await project_passages(
             workspace_id, project_id, query, limit=PASSAGES_PER_ACTION, serving_state=self.serving_state
         )
         anchored = anchors([Found(hit.id, hit.source_id, hit.score) for hit in hits])
         near = await neighbours.section_neighbours(workspace_id, project_id, anchored, REACH) if anchored else []
-        # What answers an item is often a few paragraphs past the passage that shares its words (the command or
-        # setting under the same heading). An anchor's section comes whole, as gathered, in the document's order,
-        # where the search ranked its best passage: a procedure's steps stay in order, ahead of weaker hits.
-        anchored_ids = set(anchored)
-        sections = {(hit.version_id, hit.section) for hit in hits if hit.id in anchored_ids}
-        found = [
-            (
-                hit.version_id,
-                hit.section,
-                hit.char_start,
-                _evidence(hit.id, hit.source_title, hit.page, hit.paragraph, hit.section, hit.text),
+        quoted = {
+            hit.id: _evidence(hit.id, hit.source_title, hit.page, hit.paragraph, hit.section, hit.text) for hit in hits
+        }
+        for row in near:
+            quoted.setdefault(
+                row.id, _evidence(row.id, row.source_title, row.page, row.paragraph, row.section, row.text)
             )
-            for hit in hits
-        ]
-        have = {hit.id for hit in hits}
-        found += [
-            (
-                row.version_id,
-                row.section,
-                row.char_start,
-                _evidence(row.id, row.source_title, row.page, row.paragraph, row.section, row.text),
-            )
-            for row in near
-            if row.id not in have
-        ]
-        evidence: list[Evidence] = []
-        emitted: set[tuple[str, str | None]] = set()
-        for version_id, section, _, passage in found[: len(hits)]:
-            key = (version_id, section)
-            if key not in sections:
-                evidence.append(passage)
-            elif key not in emitted:
-                emitted.add(key)
-                members = sorted((f for f in found if (f[0], f[1]) == key), key=lambda f: f[2])
-                evidence += [member for *_, member in members]
-        return evidence
+        order = in_reading_order(
+            [Placed(hit.id, hit.version_id, hit.section, hit.char_start) for hit in hits],
+            [Placed(row.id, row.version_id, row.section, row.char_start) for row in near],
+            anchored,
+        )
+        return [quoted[passage_id] for passage_id in order]
 
     async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
         """Ready (not stale) `general` context packages of the project matching the query, as `context_package`."""
