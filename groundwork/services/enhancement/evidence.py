@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from groundwork.domain.context_engine.model import freshness
 from groundwork.domain.enhancement.enhancer import Evidence
+from groundwork.domain.enhancement.fusion import fused
 from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.domain.enhancement.neighbourhood import REACH, Found, Placed, anchors, in_reading_order
@@ -22,6 +23,8 @@ from groundwork.search.passages import ServingState, load_serving_state, project
 _QUERY_WORDS = 48
 # More passages than a draft will cite: the generator keeps those that rank as relevant to the item.
 PASSAGES_PER_ACTION = 24
+# Each search's depth before fusion: a passage the other search ranks high may sit this deep in one.
+SEARCH_DEPTH = 2 * PASSAGES_PER_ACTION
 PACKAGES_PER_ACTION = 5
 
 
@@ -57,20 +60,30 @@ class CorpusEvidence:
         query = evidence_query(title, fields, instructions)
         # Side by side: a large search reads its index in a worker thread, and a run waits for the slower only.
         passages, packages = await asyncio.gather(
-            self.passages(workspace_id, project_id, query), self.packages(workspace_id, project_id, query)
+            self.passages(workspace_id, project_id, query, evidence_query(title, {})),
+            self.packages(workspace_id, project_id, query),
         )
         return passages + packages
 
-    async def passages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
-        """Best passages of the project's corpus for the query (words of the work item) with the neighbours, in
-        their section, of the leading pages' best passages (`domain.enhancement.neighbourhood`).
+    async def passages(self, workspace_id: str, project_id: str, query: str, title_query: str = "") -> list[Evidence]:
+        """Best passages of the project's corpus for the whole item and for its title alone, fused
+        (`domain.enhancement.fusion`), with the neighbours, in their section, of the leading pages' best
+        passages (`domain.enhancement.neighbourhood`).
 
         What answers an item is often a few paragraphs past the passage that shares its words: the command or
         setting under the same heading."""
-        hits = await project_passages(
-            workspace_id, project_id, query, limit=PASSAGES_PER_ACTION, serving_state=self.serving_state
+        queries = [query] + ([title_query] if title_query and title_query != query else [])
+        rankings = await asyncio.gather(
+            *(
+                project_passages(workspace_id, project_id, q, limit=SEARCH_DEPTH, serving_state=self.serving_state)
+                for q in queries
+            )
         )
-        anchored = anchors([Found(hit.id, hit.source_id, hit.score) for hit in hits])
+        by_id = {hit.id: hit for ranking in rankings for hit in ranking}
+        best = fused([[hit.id for hit in ranking] for ranking in rankings])[:PASSAGES_PER_ACTION]
+        hits = [by_id[passage_id] for passage_id, _ in best]
+        score = dict(best)
+        anchored = anchors([Found(hit.id, hit.source_id, score[hit.id]) for hit in hits])
         near = await neighbours.section_neighbours(workspace_id, project_id, anchored, REACH) if anchored else []
         quoted = {
             hit.id: _evidence(hit.id, hit.source_title, hit.page, hit.paragraph, hit.section, hit.text) for hit in hits
