@@ -60,19 +60,19 @@ class CorpusEvidence:
         query = evidence_query(title, fields, instructions)
         # Side by side: a large search reads its index in a worker thread, and a run waits for the slower only.
         passages, packages = await asyncio.gather(
-            self.passages(workspace_id, project_id, query, evidence_query(title, {})),
+            self.passages(workspace_id, project_id, query, *item_queries(title, instructions)),
             self.packages(workspace_id, project_id, query),
         )
         return passages + packages
 
-    async def passages(self, workspace_id: str, project_id: str, query: str, title_query: str = "") -> list[Evidence]:
-        """Best passages of the project's corpus for the whole item and for its title alone, fused
-        (`domain.enhancement.fusion`), with the neighbours, in their section, of the leading pages' best
-        passages (`domain.enhancement.neighbourhood`).
+    async def passages(self, workspace_id: str, project_id: str, query: str, *more: str) -> list[Evidence]:
+        """Best passages of the project's corpus for the whole item and for each of `more` (its title alone, the
+        instructions' focus alone), fused (`domain.enhancement.fusion`), with the neighbours, in their section,
+        of the leading pages' best passages (`domain.enhancement.neighbourhood`).
 
         What answers an item is often a few paragraphs past the passage that shares its words: the command or
         setting under the same heading."""
-        queries = [query] + ([title_query] if title_query and title_query != query else [])
+        queries = list(dict.fromkeys(q for q in (query, *more) if q))
         rankings = await asyncio.gather(
             *(
                 project_passages(workspace_id, project_id, q, limit=SEARCH_DEPTH, serving_state=self.serving_state)
@@ -120,6 +120,12 @@ def evidence_query(title: str, fields: dict[str, object], instructions: str = ""
     words = [QueryClause(word, False, "should", 0) for word in text.split()]
     kept = [analyzed.clause.text for analyzed in analyze_question(words)]
     return " ".join(kept[:_QUERY_WORDS])
+
+
+def item_queries(title: str, instructions: str = "") -> list[str]:
+    """The searches fused with the whole item's: its title alone, and the instructions' focus alone (if any)."""
+    focus = [evidence_query("", {}, instructions)] if Instructions.parse(instructions).focus else []
+    return [evidence_query(title, {}), *focus]
 
 
 def _evidence(
