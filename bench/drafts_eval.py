@@ -285,9 +285,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def run_cli(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
+def run_cli(env: dict[str, str], *args: str) -> str:
     """Run a `groundwork` command; its stdout and stderr, or exit with them."""
-    done = subprocess.run([GROUNDWORK, *args], env=env, input=stdin, capture_output=True, text=True, check=False)
+    done = subprocess.run([GROUNDWORK, *args], env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"groundwork {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout + done.stderr
@@ -393,7 +393,9 @@ async def collect(handbook: Path, data_dir: Path) -> dict[str, Any]:
             )
             for r in records
         )
-        print(run_cli(env, "import", "-", "--workspace", "demo", "--data-dir", str(data_dir), stdin=lines))
+        items_file = data_dir / "handbook_items.jsonl"  # `groundwork import` reads a file, not stdin
+        items_file.write_text(lines + "\n", encoding="utf-8")
+        print(run_cli(env, "import", str(items_file), "--workspace", "demo", "--data-dir", str(data_dir)))
         pg = await asyncpg.connect(dsn)
         try:
             rows = await pg.fetch(

@@ -8,10 +8,13 @@ from datetime import UTC, datetime
 
 from groundwork.domain.context_engine.model import freshness
 from groundwork.domain.enhancement.enhancer import Evidence
+from groundwork.domain.enhancement.fusion import fused
 from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
+from groundwork.domain.enhancement.neighbourhood import REACH, Found, Placed, anchors, in_reading_order
 from groundwork.domain.evidence_search.analysis import analyze_question
 from groundwork.domain.evidence_search.corpus import QueryClause
+from groundwork.persistence.repositories.evidence_search import neighbours
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.search.package_search import project_packages
 from groundwork.search.passages import ServingState, load_serving_state, project_passages
@@ -20,6 +23,8 @@ from groundwork.search.passages import ServingState, load_serving_state, project
 _QUERY_WORDS = 48
 # More passages than a draft will cite: the generator keeps those that rank as relevant to the item.
 PASSAGES_PER_ACTION = 24
+# Each search's depth before fusion: a passage the other search ranks high may sit this deep in one.
+SEARCH_DEPTH = 2 * PASSAGES_PER_ACTION
 PACKAGES_PER_ACTION = 5
 
 
@@ -55,21 +60,44 @@ class CorpusEvidence:
         query = evidence_query(title, fields, instructions)
         # Side by side: a large search reads its index in a worker thread, and a run waits for the slower only.
         passages, packages = await asyncio.gather(
-            self.passages(workspace_id, project_id, query), self.packages(workspace_id, project_id, query)
+            self.passages(workspace_id, project_id, query, *item_queries(title, instructions)),
+            self.packages(workspace_id, project_id, query),
         )
         return passages + packages
 
-    async def passages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
-        """Best passages of the project's corpus for the query (words of the work item)."""
-        hits = await project_passages(
-            workspace_id, project_id, query, limit=PASSAGES_PER_ACTION, serving_state=self.serving_state
-        )
-        return [
-            Evidence(
-                EvidenceRef("passage", hit.id), hit.text, _label(hit.source_title, hit.page, hit.paragraph), hit.section
+    async def passages(self, workspace_id: str, project_id: str, query: str, *more: str) -> list[Evidence]:
+        """Best passages of the project's corpus for the whole item and for each of `more` (its title alone, the
+        instructions' focus alone), fused (`domain.enhancement.fusion`), with the neighbours, in their section,
+        of the leading pages' best passages (`domain.enhancement.neighbourhood`).
+
+        What answers an item is often a few paragraphs past the passage that shares its words: the command or
+        setting under the same heading."""
+        queries = list(dict.fromkeys(q for q in (query, *more) if q))
+        rankings = await asyncio.gather(
+            *(
+                project_passages(workspace_id, project_id, q, limit=SEARCH_DEPTH, serving_state=self.serving_state)
+                for q in queries
             )
-            for hit in hits
-        ]
+        )
+        by_id = {hit.id: hit for ranking in rankings for hit in ranking}
+        best = fused([[hit.id for hit in ranking] for ranking in rankings])[:PASSAGES_PER_ACTION]
+        hits = [by_id[passage_id] for passage_id, _ in best]
+        score = dict(best)
+        anchored = anchors([Found(hit.id, hit.source_id, score[hit.id]) for hit in hits])
+        near = await neighbours.section_neighbours(workspace_id, project_id, anchored, REACH) if anchored else []
+        quoted = {
+            hit.id: _evidence(hit.id, hit.source_title, hit.page, hit.paragraph, hit.section, hit.text) for hit in hits
+        }
+        for row in near:
+            quoted.setdefault(
+                row.id, _evidence(row.id, row.source_title, row.page, row.paragraph, row.section, row.text)
+            )
+        order = in_reading_order(
+            [Placed(hit.id, hit.version_id, hit.section, hit.char_start) for hit in hits],
+            [Placed(row.id, row.version_id, row.section, row.char_start) for row in near],
+            anchored,
+        )
+        return [quoted[passage_id] for passage_id in order]
 
     async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
         """Ready (not stale) `general` context packages of the project matching the query, as `context_package`."""
@@ -92,6 +120,18 @@ def evidence_query(title: str, fields: dict[str, object], instructions: str = ""
     words = [QueryClause(word, False, "should", 0) for word in text.split()]
     kept = [analyzed.clause.text for analyzed in analyze_question(words)]
     return " ".join(kept[:_QUERY_WORDS])
+
+
+def item_queries(title: str, instructions: str = "") -> list[str]:
+    """The searches fused with the whole item's: its title alone, and the instructions' focus alone (if any)."""
+    focus = [evidence_query("", {}, instructions)] if Instructions.parse(instructions).focus else []
+    return [evidence_query(title, {}), *focus]
+
+
+def _evidence(
+    passage_id: str, title: str, page: int | None, paragraph: int | None, section: str | None, text: str
+) -> Evidence:
+    return Evidence(EvidenceRef("passage", passage_id), text, _label(title, page, paragraph), section)
 
 
 def _label(title: str, page: int | None, paragraph: int | None) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 
 from groundwork.persistence import change_feed, db
+from groundwork.services.enhancement.evidence import CorpusEvidence
 from tests.conftest import Workspace
 from tests.integration.context_engine.helpers import body, register
 from tests.integration.context_engine.helpers import contribute as contribute_package
@@ -118,3 +119,46 @@ async def test_drafts_cite_matching_ready_context_packages_of_the_project(
     ]
     assert traced and all(s["text"] in requirements["proposedValue"] for s in traced)
     assert "[context_package:" not in requirements["proposedValue"]
+
+
+MAIL_GUIDE = """# Postgrey notes
+
+## Postgrey
+
+Greylisting fights spam: an unknown sender's first delivery attempt is refused and its retry accepted.
+
+The postgrey daemon keeps the triplets it has seen in a small database under /var/lib/postgrey.
+
+Its whitelist lists the senders that never wait, one domain a line.
+
+Postfix consults it through the check_policy_service inet:127.0.0.1:10023 restriction in /etc/postfix/main.cf.
+
+## Quotas
+
+Each mailbox holds at most two gigabytes; the daemon bounces what exceeds it.
+"""
+
+
+async def _always(*_who: Any) -> bool:
+    return True
+
+
+async def test_a_run_gathers_the_passages_around_the_best_one_in_its_section_in_document_order(
+    workspace: Workspace, worker: Any
+) -> None:
+    await contribute(workspace, "ALPHA", "guides/mail.md", MAIL_GUIDE)
+    gathered = await CorpusEvidence(holds=_always).gather(
+        workspace.id,
+        workspace.projects["ALPHA"],
+        "prn_any",
+        "Greylisting on the mail server",
+        {"description": "Too much spam. Try greylisting."},
+    )
+    texts = [e.text for e in gathered]
+    # The setting that answers shares no word with the item: it comes with the passage that does, in order.
+    first = next(i for i, t in enumerate(texts) if t.startswith("Greylisting fights spam"))
+    setting = next(i for i, t in enumerate(texts) if "check_policy_service" in t)
+    assert setting > first
+    assert [t.split()[0] for t in texts[first : setting + 1]] == ["Greylisting", "The", "Its", "Postfix"]
+    # Another section's passage sharing no word with the item is not gathered.
+    assert not any("two gigabytes" in t for t in texts)
