@@ -381,7 +381,41 @@ async def mcp_session(api_url: str, key: str) -> AsyncIterator[Any]:
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        yield session
+        yield closed_output_checks(session)
+
+
+def closed_output_checks(session: Any) -> Any:
+    """`session`, also checking every successful tool answer against a closed copy of the tool's output schema:
+    the SDK checks types and required members; this also refuses a member the schema does not declare."""
+    import jsonschema
+
+    from tests.mcp_schemas import closed
+
+    plain = session.validate_tool_result
+
+    async def validate(name: str, result: Any) -> None:
+        await plain(name, result)
+        schema = session._tool_output_schemas.get(name)
+        if schema is not None:
+            jsonschema.validate(result.structured_content, closed(schema))
+
+    session.validate_tool_result = validate
+    return session
+
+
+async def invalid_params(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Call a tool expecting the JSON-RPC error -32602 (arguments that do not fit, or no such tool); its `data`."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        result = await session.call_tool(name, arguments)
+    except MCPError as refused:
+        assert refused.error.code == INVALID_PARAMS, refused.error
+        data = refused.error.data
+        assert isinstance(data, dict) and data["message"] == refused.error.message, refused.error
+        return data
+    raise AssertionError(f"{name} answered instead of refusing: {result}")
 
 
 def tool_json(result: Any) -> Any:
