@@ -384,6 +384,23 @@ async def mcp_session(api_url: str, key: str) -> AsyncIterator[Any]:
         yield closed_output_checks(session)
 
 
+@asynccontextmanager
+async def mcp_modern_session(api_url: str, key: str) -> AsyncIterator[Any]:
+    """Like `mcp_session`, on the 2026-07-28 protocol (`server/discover`, no handshake): the one that carries
+    `subscriptions/listen`."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http,
+        streamable_http_client(f"{api_url}/mcp/", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.discover()
+        yield closed_output_checks(session)
+
+
 def closed_output_checks(session: Any) -> Any:
     """`session`, also checking every successful tool answer against a closed copy of the tool's output schema:
     the SDK checks types and required members; this also refuses a member the schema does not declare."""

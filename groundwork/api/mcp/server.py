@@ -17,7 +17,14 @@ import asyncpg
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, ListToolsResult, PaginatedRequestParams, ToolAnnotations
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.types import (
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    SubscriptionsListenRequestParams,
+    ToolAnnotations,
+)
 from pydantic import ValidationError
 
 from groundwork.api.input_policy.tool_arguments import argument_errors, strict_tools
@@ -128,8 +135,10 @@ class GroundworkMCPServer(MCPServer):
 
 def build_mcp_server() -> GroundworkMCPServer:
     """A fresh server with every Groundwork tool and resource registered (one per app instance)."""
+    bus = InMemorySubscriptionBus()
     mcp = GroundworkMCPServer(
         name="groundwork",
+        subscriptions=bus,
         title="Groundwork",
         version=version("groundwork"),
         instructions=(
@@ -144,7 +153,9 @@ def build_mcp_server() -> GroundworkMCPServer:
     from groundwork.api.mcp.evidence_search import register_context_search_tools
     from groundwork.api.mcp.notifications import register_notification_tools
     from groundwork.api.mcp.people import register_people_tools
+    from groundwork.api.mcp.resources import register_resources
     from groundwork.api.mcp.schemas.catalog import OUTPUTS
+    from groundwork.api.mcp.subscriptions import ResourceUpdates, VisibleListenHandler
     from groundwork.api.mcp.work_items import register_work_item_tools
 
     register_work_item_tools(mcp)
@@ -154,4 +165,12 @@ def build_mcp_server() -> GroundworkMCPServer:
     register_notification_tools(mcp)
     register_people_tools(mcp)
     strict_tools(mcp, OUTPUTS)
+    register_resources(mcp)
+    lowlevel = mcp._lowlevel_server
+    lowlevel.add_request_handler(
+        "subscriptions/listen", SubscriptionsListenRequestParams, VisibleListenHandler(bus, ResourceUpdates(bus))
+    )
+    # No prompts to offer: without their handlers the server does not advertise the capability.
+    for method in ("prompts/list", "prompts/get"):
+        lowlevel._request_handlers.pop(method, None)
     return mcp
