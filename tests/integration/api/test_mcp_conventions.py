@@ -8,6 +8,8 @@ import re
 from importlib.metadata import version
 from typing import Any
 
+import jsonschema
+
 from groundwork.api.mcp.server import build_mcp_server
 from groundwork.domain.enhancement.model import ACTIONS, RUN_STATES
 from groundwork.domain.pagination import MAX_LIMIT
@@ -50,7 +52,9 @@ async def test_every_tool_has_a_title_described_arguments_with_enums_and_bounds_
         output = tool.output_schema
         assert output is not None and output.get("type") == "object", tool.name
         assert output.get("description") and output.get("properties"), f"{tool.name}: a bare output schema"
-        assert "data" in output["properties"] and "data" in output["required"], tool.name
+        # The answer requires `data`; the other shape is a tool error's `{code, message, errors}`.
+        assert [shape["required"] for shape in output["anyOf"]][1:] == [["code", "message", "errors"]], tool.name
+        assert "data" in output["properties"] and "data" in output["anyOf"][0]["required"], tool.name
         snake = [path for name, path in member_names(output) if not CAMEL.match(name)]
         assert snake == [], f"{tool.name} answers members not in camelCase: {snake}"
     by_name = {t.name: t for t in tools}
@@ -79,6 +83,9 @@ async def test_a_key_is_listed_only_the_tools_its_scopes_allow_and_the_server_na
         hidden = await session.call_tool("list_work_items", {})
         assert hidden.is_error and hidden.structured_content["code"] == "insufficient_scope"
         assert hidden.structured_content["required_scope"] == "work-items:read"
+        # Clients that validate error results against the output schema (the TypeScript SDK) accept it.
+        schemas = {t.name: t.output_schema for t in await build_mcp_server().list_tools()}
+        jsonschema.validate(hidden.structured_content, schemas["list_work_items"])
     admin = await workspace.key("admin", admin=True)
     async with mcp_session(api_url, admin) as session:
         everything = {t.name for t in (await session.list_tools()).tools}
