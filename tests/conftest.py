@@ -386,7 +386,58 @@ async def mcp_session(api_url: str, key: str) -> AsyncIterator[Any]:
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        yield session
+        yield closed_output_checks(session)
+
+
+@asynccontextmanager
+async def mcp_modern_session(api_url: str, key: str) -> AsyncIterator[Any]:
+    """Like `mcp_session`, on the 2026-07-28 protocol (`server/discover`, no handshake): the one that carries
+    `subscriptions/listen`."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http,
+        streamable_http_client(f"{api_url}/mcp/", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.discover()
+        yield closed_output_checks(session)
+
+
+def closed_output_checks(session: Any) -> Any:
+    """`session`, also checking every successful tool answer against a closed copy of the tool's output schema:
+    the SDK checks types and required members; this also refuses a member the schema does not declare."""
+    import jsonschema
+
+    from tests.mcp_schemas import closed
+
+    plain = session.validate_tool_result
+
+    async def validate(name: str, result: Any) -> None:
+        await plain(name, result)
+        schema = session._tool_output_schemas.get(name)
+        if schema is not None:
+            jsonschema.validate(result.structured_content, closed(schema))
+
+    session.validate_tool_result = validate
+    return session
+
+
+async def invalid_params(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Call a tool expecting the JSON-RPC error -32602 (arguments that do not fit, or no such tool); its `data`."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        result = await session.call_tool(name, arguments)
+    except MCPError as refused:
+        assert refused.error.code == INVALID_PARAMS, refused.error
+        data = refused.error.data
+        assert isinstance(data, dict) and data["message"] == refused.error.message, refused.error
+        return data
+    raise AssertionError(f"{name} answered instead of refusing: {result}")
 
 
 def tool_json(result: Any) -> Any:

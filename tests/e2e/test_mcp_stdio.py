@@ -37,7 +37,9 @@ async def test_stdio_server_answers_as_the_keys_principal(
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            me = tool_json(await session.call_tool("whoami", {}))
+            listed = {t.name for t in (await session.list_tools()).tools}
+            assert listed == {"whoami", "list_projects", "list_work_items", "get_work_item"}, listed
+            me = tool_json(await session.call_tool("whoami", {}))["data"]
             assert me["name"] == "desk" and me["scopes"] == ["work-items:read"]
             items = tool_json(await session.call_tool("list_work_items", {}))
             assert [i["id"] for i in items["data"]] == [created.json()["data"]["id"]]

@@ -31,6 +31,7 @@ API_REFERENCE = (
     "context-engine.md",
     "notifications-messaging.md",
     "webhooks.md",
+    "mcp.md",
 )
 SHELL_BLOCK = re.compile(r"^( *)```sh\n(.*?)^\1```", re.S | re.M)
 ACTION_LINK = re.compile(r"http://127\.0\.0\.1:(\d+)/api/v1/notification-actions/(\S+)")

@@ -459,6 +459,20 @@ MCP: dict[str, Tool] = {
     ),
 }
 
+# MCP resource templates: `args` names the victim's resource as `{"uri": ...}`; a caller who may not see it gets
+# the JSON-RPC error -32002 with `data.code` `not_found` (as REST's 404), one without the scope `insufficient_scope`.
+MCP_RESOURCES: dict[str, Tool] = {
+    "groundwork://runs/{id}": Tool(READ, lambda ids: {"uri": f"groundwork://runs/{ids['run']}"}),
+    "groundwork://runs/{run_id}/drafts/{id}": Tool(
+        READ, lambda ids: {"uri": f"groundwork://runs/{ids['run']}/drafts/{ids['draft']}"}
+    ),
+    "groundwork://packages/{id}": Tool(CE, lambda ids: {"uri": f"groundwork://packages/{ids['package']}"}),
+    "groundwork://passages/{id}": Tool(CE, lambda ids: {"uri": f"groundwork://passages/{ids['passage']}"}),
+    "groundwork://notifications/{id}": Tool(
+        N_READ, lambda ids: {"uri": f"groundwork://notifications/{ids['notification']}"}
+    ),
+}
+
 
 # ------------------------------------------------------------------------------------------- discovery
 

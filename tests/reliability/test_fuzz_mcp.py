@@ -1,5 +1,6 @@
 """Every MCP tool, called through the official client with malformed and hostile arguments, answers a tool
-error with a stable code (or a normal answer) — never a crash, an uncoded error, or a dropped session.
+error with a stable code, a JSON-RPC invalid-params error (-32602) with a coded `data` for arguments that do not
+fit its input schema, or a normal answer — never a crash, an uncoded error, or a dropped session.
 
 The calls are generated from the server's own tool list and each tool's input schema, so a new tool
 is covered the moment it is registered. Seeded and bounded: a fixed set of hostile values per tool.
@@ -14,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp.types import PARSE_ERROR
+from mcp.types import INVALID_PARAMS, PARSE_ERROR
 
-from tests.conftest import Workspace, mcp_session
+from tests.conftest import Workspace, invalid_params, mcp_session
 
 SEED = 20261123
 HUGE = "x" * 300_000
@@ -86,16 +87,13 @@ def hostile_calls(tool: Any, rng: random.Random) -> list[dict[str, Any]]:
 
 
 def _error_code(result: Any) -> str | None:
+    """The code of a tool error: its structured content, which its text repeats."""
+    body = result.structured_content
     text = "".join(getattr(block, "text", "") for block in result.content or [])
-    start = text.find("{")
-    if start < 0:
+    if not isinstance(body, dict) or json.loads(text) != body:
         return None
-    try:
-        body = json.loads(text[start:])
-    except ValueError:
-        return None
-    code = body.get("code") if isinstance(body, dict) else None
-    return code if isinstance(code, str) and code else None
+    code = body.get("code")
+    return code if isinstance(code, str) and code and isinstance(body.get("errors"), list) else None
 
 
 async def test_every_mcp_tool_answers_hostile_arguments_with_a_coded_error_and_the_session_survives(
@@ -103,13 +101,20 @@ async def test_every_mcp_tool_answers_hostile_arguments_with_a_coded_error_and_t
 ) -> None:
     key = await workspace.key("admin", admin=True)
     rng = random.Random(SEED)
-    outcomes = {"coded_error": 0, "answered": 0}
+    outcomes = {"coded_error": 0, "invalid_params": 0, "answered": 0}
     async with mcp_session(api_url, key) as session:
         tools = (await session.list_tools()).tools
         assert len(tools) >= 20, [t.name for t in tools]
         for tool in tools:
             for arguments in hostile_calls(tool, rng):
-                result = await session.call_tool(tool.name, arguments)
+                try:
+                    result = await session.call_tool(tool.name, arguments)
+                except MCPError as refused:
+                    assert refused.error.code == INVALID_PARAMS, (tool.name, str(arguments)[:200], refused.error)
+                    data = refused.error.data
+                    assert isinstance(data, dict) and data["code"] == "invalid_request", (tool.name, data)
+                    outcomes["invalid_params"] += 1
+                    continue
                 if result.is_error:
                     code = _error_code(result)
                     assert code is not None, (tool.name, str(arguments)[:200], result.content)
@@ -120,7 +125,8 @@ async def test_every_mcp_tool_answers_hostile_arguments_with_a_coded_error_and_t
             # The same session still answers a valid call after the tool's whole battery.
             alive = await session.call_tool("whoami", {})
             assert not alive.is_error, (tool.name, alive.content)
-    assert outcomes["coded_error"] > 10 * len(tools), outcomes
+    assert outcomes["coded_error"] + outcomes["invalid_params"] > 10 * len(tools), outcomes
+    assert outcomes["coded_error"] > len(tools) and outcomes["invalid_params"] > len(tools), outcomes
 
 
 async def test_a_message_nested_past_the_parser_limit_is_a_json_rpc_parse_error_and_the_session_survives(
@@ -135,14 +141,22 @@ async def test_a_message_nested_past_the_parser_limit_is_a_json_rpc_parse_error_
         assert not alive.is_error, alive.content
 
 
-async def test_arguments_of_the_wrong_type_and_an_unknown_tool_answer_coded_tool_errors(
+async def test_arguments_that_do_not_fit_and_an_unknown_tool_are_json_rpc_invalid_params_with_a_code(
     api_url: str, workspace: Workspace
 ) -> None:
     key = await workspace.key("admin", admin=True)
     async with mcp_session(api_url, key) as session:
-        wrong = await session.call_tool("get_work_item", {"work_item_id": {"nested": [1]}})
-        assert wrong.is_error and _error_code(wrong) == "invalid_request", wrong.content
-        text = wrong.content[0].text
-        assert "work_item_id" in text and "nested" not in text  # names the argument, never echoes the value
-        unknown = await session.call_tool("no_such_tool", {})
-        assert unknown.is_error and _error_code(unknown) == "not_found", unknown.content
+        wrong = await invalid_params(session, "get_work_item", {"work_item_id": {"nested": [1]}})
+        assert wrong["code"] == "invalid_request", wrong
+        assert [e["path"] for e in wrong["errors"]] == ["work_item_id"]
+        assert "nested" not in json.dumps(wrong)  # names the argument, never echoes the value
+        unknown = await invalid_params(session, "no_such_tool", {})
+        assert unknown["code"] == "not_found" and "no_such_tool" in unknown["message"], unknown
+        missing = await invalid_params(session, "get_work_item", {})
+        assert missing["errors"] == [{"path": "work_item_id", "message": "is required"}], missing
+        # A call that fits the schema but names nothing visible is a tool error, not a protocol error.
+        result = await session.call_tool("get_work_item", {"work_item_id": "wi_00000000000000000000000000"})
+        assert result.is_error and result.structured_content["code"] == "not_found", result
+        assert json.loads(result.content[0].text) == result.structured_content
+        alive = await session.call_tool("whoami", {})
+        assert not alive.is_error, alive.content

@@ -4,6 +4,7 @@ an array); `confirm` is `{"const": true}`. Refusals are 400 `invalid_request` na
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -55,23 +56,24 @@ def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def make_strict(tool: Tool) -> None:
-    """Give `tool` a strict argument model and the input schema that says so."""
+def make_strict(tool: Tool, output_schema: dict[str, Any] | None = None) -> None:
+    """Give `tool` a strict argument model and the input schema that says so (and `output_schema`, if given)."""
     metadata = tool.fn_metadata
     model = _strict_model(metadata.arg_model)
     tool.fn_metadata = StrictArguments(
         arg_model=model,  # type: ignore[arg-type]
-        output_schema=metadata.output_schema,
+        output_schema=output_schema if output_schema is not None else metadata.output_schema,
         output_model=metadata.output_model,
         wrap_output=metadata.wrap_output,
     )
     tool.parameters = _input_schema(model)
 
 
-def strict_tools(server: MCPServer) -> None:
-    """Put every tool registered on `server` under the policy."""
+def strict_tools(server: MCPServer, output_schemas: Mapping[str, dict[str, Any]] | None = None) -> None:
+    """Put every tool registered on `server` under the policy, each with its output schema from `output_schemas`."""
     for tool in server._tool_manager.list_tools():
-        make_strict(tool)
+        make_strict(tool, (output_schemas or {}).get(tool.name))
+        tool.__dict__.pop("output_schema", None)  # a cached_property of the SDK's Tool: read the new metadata
 
 
 def _path(location: tuple[Any, ...]) -> str:

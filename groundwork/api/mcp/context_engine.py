@@ -8,10 +8,22 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 
-from groundwork.api.mcp.evidence_search import SubjectRef
-from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
+from groundwork.api.mcp.answers import listed, page_resource
+from groundwork.api.mcp.arguments import (
+    ContributionType,
+    Cursor,
+    EngagementFilter,
+    Limit,
+    PackageId,
+    PackageStatus,
+    ProjectFilter,
+    Question,
+    SearchQuery,
+)
+from groundwork.api.mcp.evidence_search import Subject
+from groundwork.api.mcp.server import GroundworkMCPServer, caller, tool_error
 from groundwork.api.resources.context_engine import (
     briefing_resource,
     evidence_resource,
@@ -35,15 +47,15 @@ async def _call(work: Awaitable[T]) -> T:
         raise tool_error(error) from None
 
 
-def register_context_engine_tools(mcp: MCPServer) -> None:
+def register_context_engine_tools(mcp: GroundworkMCPServer) -> None:
     """Register `query_context` and the package tools on `mcp`."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="Query context", scopes=[READ])
     async def query_context(
         ctx: Context[Any, Any],
-        question: str,
-        project_id: str | None = None,
-        subject_ref: SubjectRef | None = None,
+        question: Question,
+        project_id: ProjectFilter = None,
+        subject_ref: Subject = None,
     ) -> dict[str, Any]:
         """A deterministic, evidence-backed briefing: findings, risks, blockers, coverage, freshness, provenance.
 
@@ -57,9 +69,9 @@ def register_context_engine_tools(mcp: MCPServer) -> None:
         )
         return {"data": briefing_resource(briefing)}
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="Get the context overview", scopes=[READ])
     async def get_context_overview(
-        ctx: Context[Any, Any], project_id: str | None = None, engagement_id: str | None = None
+        ctx: Context[Any, Any], project_id: ProjectFilter = None, engagement_id: EngagementFilter = None
     ) -> dict[str, Any]:
         """Coverage and freshness per project (packages by status and type, evidence, providers)."""
         overview = await _call(
@@ -67,15 +79,15 @@ def register_context_engine_tools(mcp: MCPServer) -> None:
         )
         return {"data": overview_resource(overview)}
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="List context packages", scopes=[READ])
     async def list_context_packages(
         ctx: Context[Any, Any],
-        project_id: str | None = None,
-        engagement_id: str | None = None,
-        status: str | None = None,
-        contribution_type: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
+        project_id: ProjectFilter = None,
+        engagement_id: EngagementFilter = None,
+        status: PackageStatus = None,
+        contribution_type: ContributionType = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Context packages, newest first; `status` ready|stale|superseded (default ready and stale)."""
         packages, page = await _call(
@@ -84,28 +96,28 @@ def register_context_engine_tools(mcp: MCPServer) -> None:
                 service.PackageFilters(project_id, engagement_id, status, contribution_type, limit, cursor),
             )
         )
-        return {"data": [package_resource(p) for p in packages], "page": page}
+        return listed([package_resource(p) for p in packages], page)
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_context_package(ctx: Context[Any, Any], package_id: str) -> dict[str, Any]:
+    @mcp.groundwork_tool(title="Get a context package", scopes=[READ])
+    async def get_context_package(ctx: Context[Any, Any], package_id: PackageId) -> dict[str, Any]:
         """One context package with its scope, freshness, provenance and coverage."""
         return {"data": package_resource(await _call(service.get_package(caller(ctx, READ), package_id)))}
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="List a package's evidence", scopes=[READ])
     async def get_package_evidence(
-        ctx: Context[Any, Any], package_id: str, limit: int = 20, cursor: str | None = None
+        ctx: Context[Any, Any], package_id: PackageId, limit: Limit = 20, cursor: Cursor = None
     ) -> dict[str, Any]:
         """A package's evidence references: what each points at (passage, work item...), never a body."""
         items, page = await _call(service.package_evidence(caller(ctx, READ), package_id, limit=limit, cursor=cursor))
-        return {"data": [evidence_resource(e) for e in items], "page": page}
+        return listed([evidence_resource(e) for e in items], page)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="List context providers", scopes=[READ])
     async def list_context_providers(
         ctx: Context[Any, Any],
-        project_id: str | None = None,
-        engagement_id: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
+        project_id: ProjectFilter = None,
+        engagement_id: EngagementFilter = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Providers contributing context, with contribution counts, coverage and freshness."""
         providers, page = await _call(
@@ -113,16 +125,16 @@ def register_context_engine_tools(mcp: MCPServer) -> None:
                 caller(ctx, READ), project_id=project_id, engagement_id=engagement_id, limit=limit, cursor=cursor
             )
         )
-        return {"data": [provider_resource(p) for p in providers], "page": page}
+        return listed([provider_resource(p) for p in providers], page)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="Search context packages", scopes=[READ])
     async def search_context_packages(
         ctx: Context[Any, Any],
-        query: str,
-        project_id: str | None = None,
-        engagement_id: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
+        query: SearchQuery,
+        project_id: ProjectFilter = None,
+        engagement_id: EngagementFilter = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Search context packages (BM25 over term and summary; words, "phrases", +required, -excluded)."""
         result = await _call(
@@ -130,4 +142,5 @@ def register_context_engine_tools(mcp: MCPServer) -> None:
                 caller(ctx, READ), service.PackageSearch(query, project_id, engagement_id, limit, cursor)
             )
         )
-        return search_resource(result)
+        answer = search_resource(result)
+        return {**answer, "page": page_resource(answer["page"])}

@@ -4,12 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 
-from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
+from groundwork.api.mcp.answers import listed
+from groundwork.api.mcp.arguments import (
+    Action,
+    ActionFilter,
+    Actions,
+    ApplyEligible,
+    ArtifactType,
+    Confirm,
+    Cursor,
+    DraftField,
+    DraftIds,
+    IdempotencyKey,
+    Instructions,
+    Limit,
+    RunId,
+    RunState,
+    TargetFilter,
+    TargetVersion,
+    Wait,
+    WorkItemId,
+)
+from groundwork.api.mcp.server import READ_ONLY, GroundworkMCPServer, caller, tool_error
 from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_resource
-from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
+from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN, FieldDiff
 from groundwork.domain.errors import GroundworkError
 from groundwork.platform.idempotency.calls import call_once
 from groundwork.services.enhancement import applies, outputs, run_views
@@ -33,7 +54,7 @@ async def replayable(
     if "error" in outcome:
         raise tool_error(StoredError(outcome["error"]))
     view = await run_views.load_run(principal, outcome["run_id"])  # the tool's own scope suffices
-    answer: dict[str, Any] = {"data": run_resource(view), "idempotency_replayed": replayed}
+    answer: dict[str, Any] = {"data": run_resource(view), "idempotencyReplayed": replayed}
     if outcome.get("pending"):  # the deadline passed first: the operation goes on
         answer["pending"] = True
         answer["operation"] = f"/api/v1/operations/{view.run.id}"
@@ -50,17 +71,34 @@ class StoredError(GroundworkError):
         self.code = error["code"]
 
 
-def register_enhancement_tools(mcp: MCPServer) -> None:
+def diff_resource(diff: list[FieldDiff], version: str) -> dict[str, Any]:
+    """The confirmation body: each field's value now and the value applying would write, and the version to
+    send back."""
+    return {
+        "diff": [
+            {
+                "field": d.field,
+                "currentValue": d.current_value,
+                "proposedValue": d.proposed_value,
+                "draftId": d.draft_id,
+            }
+            for d in diff
+        ],
+        "currentVersion": version,
+    }
+
+
+def register_enhancement_tools(mcp: GroundworkMCPServer) -> None:
     """Register the enhancement tools on `mcp`."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="List enhancement runs", scopes=[SCOPE_READ], annotations=READ_ONLY)
     async def list_enhancement_runs(
         ctx: Context[Any, Any],
-        state: str | None = None,
-        target_id: str | None = None,
-        action: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
+        state: RunState = None,
+        target_id: TargetFilter = None,
+        action: ActionFilter = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Enhancement runs of visible projects, newest first; filter by state, target work item or action."""
         try:
@@ -69,17 +107,17 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             )
         except GroundworkError as error:
             raise tool_error(error) from None
-        return {"data": [run_resource(v) for v in views], "page": page}
+        return listed([run_resource(v) for v in views], page)
 
-    @mcp.tool(annotations=PROPOSES)
+    @mcp.groundwork_tool(title="Create an enhancement run", scopes=[SCOPE_RUN], annotations=PROPOSES)
     async def create_enhancement_run(
         ctx: Context[Any, Any],
-        work_item_id: str,
-        actions: list[str],
-        idempotency_key: str,
-        confirm: bool | None = None,
-        instructions: str | None = None,
-        wait: int = 10,
+        work_item_id: WorkItemId,
+        actions: Actions,
+        idempotency_key: IdempotencyKey,
+        confirm: Confirm = None,
+        instructions: Instructions = None,
+        wait: Wait = 10,
     ) -> dict[str, Any]:
         """Propose drafts for a work item. Actions: requirements, description, design, implementation_plan,
         acceptance_criteria, test_plan, estimate, risk_check. Never changes the work item. Pass a fresh
@@ -97,23 +135,23 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         request = {"work_item_id": work_item_id, "actions": actions, "instructions": instructions, "confirm": confirm}
         return await replayable(ctx, SCOPE_RUN, idempotency_key, "create_enhancement_run", request, create)
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_enhancement_run(ctx: Context[Any, Any], run_id: str) -> dict[str, Any]:
+    @mcp.groundwork_tool(title="Get an enhancement run", scopes=[SCOPE_READ], annotations=READ_ONLY)
+    async def get_enhancement_run(ctx: Context[Any, Any], run_id: RunId) -> dict[str, Any]:
         """A run with its target, drafts, artifacts, evidence references and allowed next actions."""
         try:
             return {"data": run_resource(await run_views.read_run(caller(ctx, SCOPE_READ), run_id))}
         except GroundworkError as error:
             raise tool_error(error) from None
 
-    @mcp.tool(annotations=PROPOSES)
+    @mcp.groundwork_tool(title="Run an enhancement action", scopes=[SCOPE_RUN], annotations=PROPOSES)
     async def run_enhancement_action(
         ctx: Context[Any, Any],
-        run_id: str,
-        action: str,
-        idempotency_key: str,
-        confirm: bool | None = None,
-        instructions: str | None = None,
-        wait: int = 10,
+        run_id: RunId,
+        action: Action,
+        idempotency_key: IdempotencyKey,
+        confirm: Confirm = None,
+        instructions: Instructions = None,
+        wait: Wait = 10,
     ) -> dict[str, Any]:
         """Run one more action on a run that is ready for review; adds drafts, changes no work item."""
 
@@ -126,15 +164,15 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
         request = {"run_id": run_id, "action": action, "instructions": instructions, "confirm": confirm}
         return await replayable(ctx, SCOPE_RUN, idempotency_key, "run_enhancement_action", request, act)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="List a run's drafts", scopes=[SCOPE_READ], annotations=READ_ONLY)
     async def list_enhancement_drafts(
         ctx: Context[Any, Any],
-        run_id: str,
-        field: str | None = None,
-        apply_eligible: bool | None = None,
-        action: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
+        run_id: RunId,
+        field: DraftField = None,
+        apply_eligible: ApplyEligible = None,
+        action: ActionFilter = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Drafts of a run: proposed values per field with confidence, evidence and eligibility."""
         try:
@@ -149,18 +187,15 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             )
         except GroundworkError as error:
             raise tool_error(error) from None
-        return {
-            "data": [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts],
-            "page": page,
-        }
+        return listed([draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts], page)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="List a run's artifacts", scopes=[SCOPE_READ], annotations=READ_ONLY)
     async def list_enhancement_artifacts(
         ctx: Context[Any, Any],
-        run_id: str,
-        type: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
+        run_id: RunId,
+        type: ArtifactType = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Artifacts of a run: review material (traces, plans, matrices, risk reports, evidence digests)."""
         try:
@@ -169,34 +204,34 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             )
         except GroundworkError as error:
             raise tool_error(error) from None
-        return {"data": [artifact_resource(a) for a in rows], "page": page}
+        return listed([artifact_resource(a) for a in rows], page)
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_operation_status(ctx: Context[Any, Any], run_id: str) -> dict[str, Any]:
+    @mcp.groundwork_tool(title="Get a run's operation status", scopes=[SCOPE_READ], annotations=READ_ONLY)
+    async def get_operation_status(ctx: Context[Any, Any], run_id: RunId) -> dict[str, Any]:
         """The run's operation status, read live from Temporal."""
         try:
             return {"data": await service.operation_status(caller(ctx, SCOPE_READ), run_id)}
         except GroundworkError as error:
             raise tool_error(error) from None
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def prepare_apply(ctx: Context[Any, Any], run_id: str, draft_ids: list[str]) -> dict[str, Any]:
+    @mcp.groundwork_tool(title="Prepare an apply", scopes=[SCOPE_APPLY], annotations=READ_ONLY)
+    async def prepare_apply(ctx: Context[Any, Any], run_id: RunId, draft_ids: DraftIds) -> dict[str, Any]:
         """Show the user exactly what applying these drafts would change, and the version to confirm with.
         Changes nothing. Then call apply_drafts with `confirm: true` and `expected_target_version`."""
         try:
             diff, version = await applies.prepare_apply(caller(ctx, SCOPE_APPLY), run_id, draft_ids)
         except GroundworkError as error:
             raise tool_error(error) from None
-        return {"data": applies.diff_resource(diff, version)}
+        return {"data": diff_resource(diff, version)}
 
-    @mcp.tool(annotations=APPLIES)
+    @mcp.groundwork_tool(title="Apply drafts", scopes=[SCOPE_APPLY], annotations=APPLIES)
     async def apply_drafts(
         ctx: Context[Any, Any],
-        run_id: str,
-        draft_ids: list[str],
-        expected_target_version: str,
-        idempotency_key: str,
-        confirm: bool | None = None,
+        run_id: RunId,
+        draft_ids: DraftIds,
+        expected_target_version: TargetVersion,
+        idempotency_key: IdempotencyKey,
+        confirm: Confirm = None,
     ) -> dict[str, Any]:
         """Apply drafts to the work item after the user confirmed the diff from prepare_apply. Needs
         `confirm: true` and the `expected_target_version` prepare_apply returned; a stale version changes nothing."""

@@ -2,25 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 
+from groundwork.api.mcp.answers import listed
+from groundwork.api.mcp.arguments import Confirm, Cursor, IdempotencyKey, Limit, RunId, described, identifier
 from groundwork.api.mcp.enhancement import APPLIES, PROPOSES, replayable
-from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
-from groundwork.api.resources.enhancement_review import apply_list
-from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
+from groundwork.api.mcp.server import READ_ONLY, GroundworkMCPServer, caller, tool_error
+from groundwork.api.resources.enhancement_review import apply_resource
+from groundwork.domain.enhancement.model import MAX_REJECTION_REASON, SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
 from groundwork.services.enhancement import apply_history, cancellations, rejections
 
+DraftId = Annotated[str, identifier("The draft's id (`draft_...`).")]
+Reason = Annotated[
+    str,
+    described(
+        f"Why the draft is rejected, 1 to {MAX_REJECTION_REASON} characters: the next reviewer reads it.",
+        minLength=1,
+        maxLength=MAX_REJECTION_REASON,
+    ),
+]
 
-def register_enhancement_review_tools(mcp: MCPServer) -> None:
+
+def register_enhancement_review_tools(mcp: GroundworkMCPServer) -> None:
     """Register the review-loop tools on `mcp`."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="List a run's applies", scopes=[SCOPE_READ], annotations=READ_ONLY)
     async def list_run_applies(
-        ctx: Context[Any, Any], run_id: str, limit: int = 20, cursor: str | None = None
+        ctx: Context[Any, Any], run_id: RunId, limit: Limit = 20, cursor: Cursor = None
     ) -> dict[str, Any]:
         """A run's apply history, oldest first: each apply's operation id, actor, time, drafts, the work item's
         version before and after, and each field's value before and after."""
@@ -30,17 +42,16 @@ def register_enhancement_review_tools(mcp: MCPServer) -> None:
             )
         except GroundworkError as error:
             raise tool_error(error) from None
-        answer: dict[str, Any] = msgspec.to_builtins(apply_list(rows, page))
-        return answer
+        return listed([msgspec.to_builtins(apply_resource(row)) for row in rows], page)
 
-    @mcp.tool(annotations=PROPOSES)
+    @mcp.groundwork_tool(title="Reject a draft", scopes=[SCOPE_APPLY], annotations=PROPOSES)
     async def reject_draft(
         ctx: Context[Any, Any],
-        run_id: str,
-        draft_id: str,
-        reason: str,
-        idempotency_key: str,
-        confirm: bool | None = None,
+        run_id: RunId,
+        draft_id: DraftId,
+        reason: Reason,
+        idempotency_key: IdempotencyKey,
+        confirm: Confirm = None,
     ) -> dict[str, Any]:
         """Reject a draft with a reason (1-500 characters): it is never applied afterwards. Needs `confirm: true`;
         an applied draft cannot be rejected."""
@@ -52,9 +63,9 @@ def register_enhancement_review_tools(mcp: MCPServer) -> None:
         request = {"run_id": run_id, "draft_id": draft_id, "reason": reason, "confirm": confirm}
         return await replayable(ctx, SCOPE_APPLY, idempotency_key, "reject_draft", request, reject)
 
-    @mcp.tool(annotations=APPLIES)
+    @mcp.groundwork_tool(title="Cancel an enhancement run", scopes=[SCOPE_RUN], annotations=APPLIES)
     async def cancel_enhancement_run(
-        ctx: Context[Any, Any], run_id: str, idempotency_key: str, confirm: bool | None = None
+        ctx: Context[Any, Any], run_id: RunId, idempotency_key: IdempotencyKey, confirm: Confirm = None
     ) -> dict[str, Any]:
         """Cancel a run: its pending actions stop and none of its drafts can be applied any more. Needs
         `confirm: true`; a failed, expired or cancelled run cannot be cancelled."""

@@ -6,13 +6,28 @@ validation results, conflicts and exact command, and apply only after the user c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 
+from groundwork.api.mcp.answers import listed
+from groundwork.api.mcp.arguments import (
+    Confirm,
+    Cursor,
+    ExpectedVersion,
+    IdempotencyKey,
+    Limit,
+    NotificationId,
+    NotificationStatus,
+    ProposalId,
+    Reason,
+    SourceKind,
+    choice,
+    described,
+)
 from groundwork.api.mcp.enhancement import StoredError
-from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
+from groundwork.api.mcp.server import GroundworkMCPServer, caller, tool_error
 from groundwork.api.resources.notifications import (
     message_resource,
     notification_detail,
@@ -35,6 +50,31 @@ DRAFTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 # Applying changes a notification's status: clients must ask the user first.
 APPLIES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 VIEWS = ("inbox", "threads", "preferences", "summary")
+OUTCOMES = ("read", "acknowledged", "dismissed", "snoozed", "unsnoozed")
+
+ResourceId = Annotated[
+    str | None,
+    described(
+        "A `notification_`, `thread_`, `op_` or `ncp_` id: its canonical detail. Omit for a `view`.", maxLength=200
+    ),
+]
+View = Annotated[str, choice("Without `resource_id`: which bounded view to read.", VIEWS, optional=False)]
+Since = Annotated[
+    str | None,
+    described("An ISO 8601 time: the inbox since then, or what the summary covers (default: the last 24 hours)."),
+]
+Snoozed = Annotated[
+    bool | None, described("true: only the snoozed notifications, which the inbox otherwise leaves out.")
+]
+Outcome = Annotated[str, choice("Where to move the notification.", OUTCOMES, optional=False)]
+EvidenceRefs = Annotated[
+    list[dict[str, str]] | None,
+    described("References to evidence for the change (each `{kind, id}`).", maxItems=50),
+]
+SnoozeUntil = Annotated[str | None, described("With `snoozed`: an ISO 8601 time to snooze until.")]
+SnoozeFor = Annotated[
+    str | None, described("With `snoozed`: an ISO 8601 duration such as PT2H, counted from the apply.", maxLength=64)
+]
 
 
 async def _resource(principal: Principal, resource_id: str, limit: int, cursor: str | None) -> dict[str, Any]:
@@ -52,7 +92,7 @@ async def _resource(principal: Principal, resource_id: str, limit: int, cursor: 
         }
     if resource_id.startswith("thread_"):
         thread, rows, page = await messages.get_thread(principal, resource_id, limit=limit, cursor=cursor)
-        return {"data": {**thread_resource(thread), "messages": [message_resource(m) for m in rows]}, "page": page}
+        return listed({**thread_resource(thread), "messages": [message_resource(m) for m in rows]}, page)
     if resource_id.startswith("op_"):
         return {"data": await operations.operation_status(principal, resource_id)}
     if resource_id.startswith("ncp_"):
@@ -65,29 +105,29 @@ async def _resource(principal: Principal, resource_id: str, limit: int, cursor: 
 async def _view(principal: Principal, view: str, filters: dict[str, Any]) -> dict[str, Any]:
     if view == "inbox":
         rows, page, unread = await service.list_notifications(principal, **filters)
-        return {"data": [notification_resource(r, principal) for r in rows], "page": page, "unreadCount": unread}
+        return listed([notification_resource(r, principal) for r in rows], page, unreadCount=unread)
     if view == "threads":
         threads, page = await messages.list_threads(principal, limit=filters["limit"], cursor=filters["cursor"])
-        return {"data": [thread_resource(t) for t in threads], "page": page}
+        return listed([thread_resource(t) for t in threads], page)
     if view == "preferences":
         return {"data": (await preferences.get_preferences(principal)).document()}
     return {"data": await summary(principal, filters["since"])}
 
 
-def register_notification_tools(mcp: MCPServer) -> None:
+def register_notification_tools(mcp: GroundworkMCPServer) -> None:
     """Register the notifications and messaging tools on `mcp`."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="Read notifications and messages", scopes=[SCOPE_READ])
     async def get_notifications_messaging(
         ctx: Context[Any, Any],
-        resource_id: str | None = None,
-        view: str = "inbox",
-        status: str | None = None,
-        source_kind: str | None = None,
-        since: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
-        snoozed: bool | None = None,
+        resource_id: ResourceId = None,
+        view: View = "inbox",
+        status: NotificationStatus = None,
+        source_kind: SourceKind = None,
+        since: Since = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
+        snoozed: Snoozed = None,
     ) -> dict[str, Any]:
         """Read your notifications and threads (contract v0.2, preview). With `resource_id` (notification_,
         thread_, op_ or ncp_): its canonical detail with provenance and allowed actions. Otherwise a bounded
@@ -113,16 +153,16 @@ def register_notification_tools(mcp: MCPServer) -> None:
         except GroundworkError as error:
             raise tool_error(error) from None
 
-    @mcp.tool(annotations=DRAFTS)
+    @mcp.groundwork_tool(title="Draft a notification change", scopes=[SCOPE_WRITE], annotations=DRAFTS)
     async def draft_notifications_messaging_change(
         ctx: Context[Any, Any],
-        notification_id: str,
-        requested_outcome: str,
-        expected_version: int,
-        reason: str | None = None,
-        evidence_refs: list[dict[str, str]] | None = None,
-        snooze_until: str | None = None,
-        snooze_for: str | None = None,
+        notification_id: NotificationId,
+        requested_outcome: Outcome,
+        expected_version: ExpectedVersion,
+        reason: Reason = None,
+        evidence_refs: EvidenceRefs = None,
+        snooze_until: SnoozeUntil = None,
+        snooze_for: SnoozeFor = None,
     ) -> dict[str, Any]:
         """Propose moving one of your notifications to `requested_outcome` (read, acknowledged, dismissed,
         snoozed or unsnoozed) from the version you read; `snoozed` takes `snooze_until` (a time) or `snooze_for`
@@ -146,13 +186,13 @@ def register_notification_tools(mcp: MCPServer) -> None:
             raise tool_error(error) from None
         return {"data": proposal_resource(proposal)}
 
-    @mcp.tool(annotations=APPLIES)
+    @mcp.groundwork_tool(title="Apply a notification change", scopes=[SCOPE_OPERATE], annotations=APPLIES)
     async def apply_notifications_messaging_change(
         ctx: Context[Any, Any],
-        proposal_id: str,
-        expected_version: int,
-        idempotency_key: str,
-        confirm: bool | None = None,
+        proposal_id: ProposalId,
+        expected_version: ExpectedVersion,
+        idempotency_key: IdempotencyKey,
+        confirm: Confirm = None,
     ) -> dict[str, Any]:
         """Apply a proposal after the user explicitly confirmed it: needs `confirm: true`, the notification's
         expected version, and a fresh `idempotency_key` (reuse it only to retry the same call). A stale version
@@ -176,6 +216,6 @@ def register_notification_tools(mcp: MCPServer) -> None:
         return {
             "data": notification_detail(row, history, principal),
             "operation": await service.operation(principal, outcome["operation_id"]),
-            "audit_reference": outcome["audit_reference"],
-            "idempotency_replayed": replayed,
+            "auditReference": outcome["audit_reference"],
+            "idempotencyReplayed": replayed,
         }

@@ -1,27 +1,46 @@
-"""MCP tool: the principals a caller may address, so an assistant can start a thread with them."""
+"""MCP tools about principals: who this connection acts as, and whom it may address in a thread."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 
-from groundwork.api.mcp.server import READ_ONLY, caller, tool_error
+from groundwork.api.mcp.answers import listed
+from groundwork.api.mcp.arguments import Cursor, Limit, PrincipalQuery, ProjectFilter
+from groundwork.api.mcp.server import GroundworkMCPServer, caller, tool_error
 from groundwork.api.resources.tenancy import directory_resource
+from groundwork.domain.enhancement.model import SCOPE_READ as ENHANCEMENT_READ
 from groundwork.domain.errors import GroundworkError
+from groundwork.domain.notifications.inbox import SCOPE_READ as NOTIFICATIONS_READ
 from groundwork.services.tenancy import people as service
 
 
-def register_people_tools(mcp: MCPServer) -> None:
+def register_people_tools(mcp: GroundworkMCPServer) -> None:
     """Register the people tools on `mcp`."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.groundwork_tool(title="Who am I", scopes=[])
+    async def whoami(ctx: Context[Any, Any]) -> dict[str, Any]:
+        """The principal behind this connection's API key and the scopes it holds."""
+        principal = caller(ctx, None)
+        return {
+            "data": {
+                "id": principal.id,
+                "name": principal.name,
+                "kind": principal.kind,
+                "workspaceId": principal.workspace_id,
+                "isAdmin": principal.is_admin,
+                "scopes": sorted(principal.scopes),
+            }
+        }
+
+    @mcp.groundwork_tool(title="List people you may address", scopes=[NOTIFICATIONS_READ, ENHANCEMENT_READ])
     async def list_principals(
         ctx: Context[Any, Any],
-        query: str | None = None,
-        project_id: str | None = None,
-        limit: int = 20,
-        cursor: str | None = None,
+        query: PrincipalQuery = None,
+        project_id: ProjectFilter = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """People this caller may address (who share a project with it): id, name and kind, by name.
 
@@ -33,4 +52,4 @@ def register_people_tools(mcp: MCPServer) -> None:
             )
         except GroundworkError as error:
             raise tool_error(error) from None
-        return {"data": [directory_resource(r) for r in rows], "page": page}
+        return listed([directory_resource(r) for r in rows], page)

@@ -10,9 +10,11 @@ from groundwork.api.mcp.server import build_mcp_server, current_principal
 from groundwork.config import Settings
 from groundwork.domain.errors import GroundworkError
 from groundwork.persistence import db
+from groundwork.platform.caches.serving import serving_caches
 from groundwork.platform.search_replica import replica as search_replica
 from groundwork.platform.temporal.client import TemporalConnection, use_connection
 from groundwork.search import corpus_index
+from groundwork.services.enhancement import run_waits
 from groundwork.services.tenancy.api_keys import resolve_key
 
 
@@ -21,14 +23,21 @@ def run_stdio(dsn: str, api_key: str, index_dir: Path) -> None:
 
     Like every process that serves search, it keeps its own search replica (in `index_dir`, or the first
     free sibling when the worker of the data dir holds it), fed from PostgreSQL's change logs: search
-    answers 503 `service_unavailable` until the replica has caught up, the other tools at once.
+    answers 503 `service_unavailable` until the replica has caught up, the other tools at once. Like the
+    API, it listens to the change feeds, which keep its caches current, wake waits for runs and send
+    resource subscriptions their updates.
     """
     settings = Settings.from_env(database_url=dsn)
     corpus_index.configure(index_dir)
 
     async def main() -> None:
         use_connection(TemporalConnection(settings))
-        async with db.connection(dsn), search_replica.running(index_dir):
+        async with (
+            db.connection(dsn),
+            run_waits.listening(dsn),
+            serving_caches(dsn),
+            search_replica.running(index_dir),
+        ):
             try:
                 principal = await resolve_key(api_key)
             except GroundworkError as error:  # e.g. the key's connected app is not active

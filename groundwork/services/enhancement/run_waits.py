@@ -11,13 +11,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import asyncpg
 
 log = logging.getLogger(__name__)
 CHANNEL = "groundwork_enhancement_run"
 SETTLING = ("queued", "running")
+# Called with (run id, state) on every state change this process hears (MCP resource subscriptions).
+_observers: list[Callable[[str, str], None]] = []
+
+
+def observe(callback: Callable[[str, str], None]) -> None:
+    """Call `callback(run_id, state)` on every run state change heard (it must be quick and never raise)."""
+    if callback not in _observers:
+        _observers.append(callback)
+
+
+def unobserve(callback: Callable[[str, str], None]) -> None:
+    """Stop calling `callback`."""
+    with contextlib.suppress(ValueError):
+        _observers.remove(callback)
 
 
 class RunWaits:
@@ -50,6 +64,11 @@ class RunWaits:
 
     def _notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
         run_id, _, state = payload.partition(" ")
+        for observer in list(_observers):
+            try:
+                observer(run_id, state)
+            except Exception:  # an observer's bug must not stop the waiters
+                log.exception("run state observer failed on %s", run_id)
         if state in SETTLING:  # a run that is (still) queued or running is not worth a read
             return
         for event in self._waiters.get(run_id, ()):

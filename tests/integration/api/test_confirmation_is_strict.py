@@ -20,7 +20,7 @@ from graphql import GraphQLInputObjectType, get_named_type
 
 from groundwork.api.graphql.schema import schema
 from groundwork.persistence.repositories.platform import outbox
-from tests.conftest import idem, mcp_session
+from tests.conftest import idem, invalid_params, mcp_session
 from tests.integration.notifications.conftest import People, command
 
 MISSING = object()
@@ -316,12 +316,13 @@ async def test_every_mcp_tool_that_takes_confirm_refuses_anything_but_true_and_c
                     continue
                 for value in (*WRONG_KINDS, *NOT_CONFIRMED):
                     arguments = _with_confirm({**MCP[name](stage), "idempotency_key": uuid.uuid4().hex}, value)
-                    result = await session.call_tool(name, arguments)
                     where = f"{name} {_label(value)}"
-                    assert result.is_error, where
-                    text = result.content[0].text
                     if value in NOT_CONFIRMED:
-                        assert '"code": "confirmation_required"' in text, (where, text)
+                        result = await session.call_tool(name, arguments)
+                        assert result.is_error, where
+                        assert result.structured_content["code"] == "confirmation_required", (where, result)
                     else:
-                        assert '"code": "invalid_request"' in text and '"path": "confirm"' in text, (where, text)
+                        error = await invalid_params(session, name, arguments)
+                        assert error["code"] == "invalid_request", (where, error)
+                        assert [e["path"] for e in error["errors"]] == ["confirm"], (where, error)
     assert await _state(client, stage) == before

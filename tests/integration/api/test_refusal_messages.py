@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 from graphql import GraphQLInputObjectType, get_named_type
+from mcp.shared.exceptions import MCPError
 
 from groundwork.api.graphql.schema import schema
 from tests.conftest import Workspace, idem, mcp_session
@@ -184,8 +185,12 @@ async def test_every_graphql_and_mcp_refusal_of_malformed_input_reads_without_py
         for tool in (await session.list_tools()).tools:
             for argument, spec in (tool.input_schema.get("properties") or {}).items():
                 value = WRONG.get(_kind_of(spec, {}), "x") if "const" not in spec else "yes"
-                result = await session.call_tool(tool.name, {argument: value, "idempotency_key": uuid.uuid4().hex})
-                scan.texts(f"MCP {tool.name}.{argument}", [c.text for c in result.content if hasattr(c, "text")])
+                try:
+                    result = await session.call_tool(tool.name, {argument: value, "idempotency_key": uuid.uuid4().hex})
+                    texts = [c.text for c in result.content if hasattr(c, "text")]
+                except MCPError as refused:
+                    texts = [refused.error.message, json.dumps(refused.error.data)]
+                scan.texts(f"MCP {tool.name}.{argument}", texts)
         result = await session.call_tool("get_notifications_messaging", {"since": "yesterday"})
         scan.texts("MCP since", [result.content[0].text])
         assert "2026-11-28T09:00:00Z" in result.content[0].text

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from groundwork.persistence.repositories.platform import outbox
-from tests.conftest import Workspace, idem, mcp_session
+from tests.conftest import Workspace, idem, invalid_params, mcp_session
 
 UNKNOWN = "unknown_parameter"
 
@@ -181,10 +181,7 @@ async def test_every_mcp_tool_refuses_an_argument_it_does_not_take(api_url: str,
             properties = schema.get("properties") or {}
             arguments = {name: _sample(properties[name]) for name in schema.get("required") or []}
             arguments |= {UNKNOWN: 1, "dry_run": True}
-            result = await session.call_tool(tool.name, arguments)
-            assert result.is_error, tool.name
-            text = result.content[0].text
-            error = json.loads(text[text.index("{") :])
+            error = await invalid_params(session, tool.name, arguments)
             assert error["code"] == "invalid_request", (tool.name, error)
             unknown = [e["path"] for e in error["errors"] if e["message"].startswith("is not an argument")]
             assert sorted(unknown) == ["dry_run", UNKNOWN], (tool.name, error)

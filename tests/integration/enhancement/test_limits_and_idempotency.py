@@ -171,7 +171,7 @@ async def test_actions_and_applies_replay_and_refuse_a_reused_key_over_mcp(
         first = tool_json(await session.call_tool("run_enhancement_action", act))
         again = tool_json(await session.call_tool("run_enhancement_action", act))
         reused = await session.call_tool("run_enhancement_action", {**act, "action": "design"})
-        assert first["idempotency_replayed"] is False and again["idempotency_replayed"] is True
+        assert first["idempotencyReplayed"] is False and again["idempotencyReplayed"] is True
         assert again["data"]["id"] == first["data"]["id"] and len(again["data"]["actions"]) == 2
         assert reused.is_error and _code(reused) == "idempotency_key_reused"
         estimate = next(d for d in first["data"]["drafts"] if d["field"] == "estimate")
@@ -185,7 +185,7 @@ async def test_actions_and_applies_replay_and_refuse_a_reused_key_over_mcp(
         applied = tool_json(await session.call_tool("apply_drafts", apply))
         replayed = tool_json(await session.call_tool("apply_drafts", apply))
         other = await session.call_tool("apply_drafts", {**apply, "draft_ids": [run["drafts"][0]["id"]]})
-    assert applied["data"]["state"] == "applied" and replayed["idempotency_replayed"] is True
+    assert applied["data"]["state"] == "applied" and replayed["idempotencyReplayed"] is True
     assert other.is_error and _code(other) == "idempotency_key_reused"
     assert len(await applies.list_applies(run["id"])) == 1
 

@@ -192,8 +192,8 @@ async def test_mcp_runs_an_action_pages_drafts_and_artifacts_and_reads_the_opera
                 args["cursor"] = cursor
             page = tool_json(await session.call_tool("list_enhancement_drafts", args))
             drafts += page["data"]
-            cursor = page["page"]["next_cursor"]
-            if not page["page"]["has_more"]:
+            cursor = page["page"]["nextCursor"]
+            if not page["page"]["hasMore"]:
                 break
         artifacts: list[dict[str, Any]] = []
         cursor = None
@@ -203,8 +203,8 @@ async def test_mcp_runs_an_action_pages_drafts_and_artifacts_and_reads_the_opera
                 args["cursor"] = cursor
             page = tool_json(await session.call_tool("list_enhancement_artifacts", args))
             artifacts += page["data"]
-            cursor = page["page"]["next_cursor"]
-            if not page["page"]["has_more"]:
+            cursor = page["page"]["nextCursor"]
+            if not page["page"]["hasMore"]:
                 break
         operation = tool_json(await session.call_tool("get_operation_status", {"run_id": run["id"]}))
         pending = await session.call_tool(

@@ -161,7 +161,7 @@ async def test_mcp_prepare_then_apply_with_confirmation(
         run = created["data"]
         draft_id = run["drafts"][0]["id"]
         prepared = tool_json(await session.call_tool("prepare_apply", {"run_id": run["id"], "draft_ids": [draft_id]}))
-        assert prepared["data"]["current_version"] == work_item["version"]
+        assert prepared["data"]["currentVersion"] == work_item["version"]
         assert prepared["data"]["diff"][0]["field"] == "estimate"
         unconfirmed = await session.call_tool(
             "apply_drafts",
@@ -180,7 +180,7 @@ async def test_mcp_prepare_then_apply_with_confirmation(
                 {
                     "run_id": run["id"],
                     "draft_ids": [draft_id],
-                    "expected_target_version": prepared["data"]["current_version"],
+                    "expected_target_version": prepared["data"]["currentVersion"],
                     "confirm": True,
                     "idempotency_key": uuid.uuid4().hex,
                 },
@@ -188,7 +188,7 @@ async def test_mcp_prepare_then_apply_with_confirmation(
         )
         assert done["data"]["state"] == "applied"
     item = (await client.get(f"/api/v1/work-items/{work_item['id']}", headers=workspace.headers(key))).json()["data"]
-    assert item["fields"]["estimate"] == prepared["data"]["diff"][0]["proposed_value"]
+    assert item["fields"]["estimate"] == prepared["data"]["diff"][0]["proposedValue"]
 
 
 async def test_mcp_tools_enforce_the_same_scopes(api_url: str, workspace: Workspace, work_item: dict[str, Any]) -> None:

@@ -280,9 +280,9 @@ async def test_mcp_draft_changes_nothing_apply_needs_confirmation_and_runs_once(
         }
         applied = tool_json(await session.call_tool("apply_notifications_messaging_change", arguments))
         assert applied["data"]["status"] == "acknowledged" and applied["data"]["version"] == 3
-        assert applied["audit_reference"].startswith("aud_") and applied["operation"]["via"] == "mcp"
+        assert applied["auditReference"].startswith("aud_") and applied["operation"]["via"] == "mcp"
         replayed = tool_json(await session.call_tool("apply_notifications_messaging_change", arguments))
-        assert replayed["idempotency_replayed"] is True and replayed["audit_reference"] == applied["audit_reference"]
+        assert replayed["idempotencyReplayed"] is True and replayed["auditReference"] == applied["auditReference"]
     assert await _state(client, people, created["id"]) == ("acknowledged", 3, 2)
 
 

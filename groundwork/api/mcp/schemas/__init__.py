@@ -1,0 +1,1 @@
+"""The MCP tools' output schemas: the REST resources' shapes (camelCase), with each tool's answer envelope."""
