@@ -12,6 +12,14 @@ from litestar.params import Parameter
 from groundwork.api.documented import LIMIT, documented
 from groundwork.api.encoded_json import EncodedJSON
 from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_document, run_resource
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.enhancement import (
+    ArtifactList,
+    DraftList,
+    OperationDocument,
+    RunDocument,
+    RunList,
+)
 from groundwork.domain.enhancement.model import (
     ACTIONS,
     ARTIFACT_TYPES,
@@ -40,7 +48,9 @@ ActionFilter = Parameter(default=None, schema_extra={"enum": list(ACTIONS)})
 # Not finished within the wait: the run carries on; `Location` names its operation.
 PENDING = {
     202: ResponseSpec(
-        dict[str, Any], description="Accepted, still running: poll `Location` (`/api/v1/operations/{run_id}`)."
+        RunDocument,
+        description="Accepted, still running: poll `Location` (`/api/v1/operations/{run_id}`).",
+        generate_examples=False,
     )
 }
 
@@ -88,12 +98,15 @@ class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
     confirm: Confirm | None = None
 
 
-def _answer(view: run_views.RunView, finished: bool, created: bool) -> Response[dict[str, Any]]:
+def _answer(view: run_views.RunView, finished: bool, created: bool) -> Response[RunDocument]:
+    document = typed(RunDocument, {"data": run_resource(view)})
+    if finished and created:
+        return Response(
+            document, status_code=201, headers={"Location": f"/api/v1/work-item-enhancements/{view.run.id}"}
+        )
     if finished:
-        return Response({"data": run_resource(view)}, status_code=201 if created else 200)
-    return Response(
-        {"data": run_resource(view)}, status_code=202, headers={"Location": f"/api/v1/operations/{view.run.id}"}
-    )
+        return Response(document, status_code=200)
+    return Response(document, status_code=202, headers={"Location": f"/api/v1/operations/{view.run.id}"})
 
 
 class EnhancementRunController(Controller):
@@ -109,7 +122,7 @@ class EnhancementRunController(Controller):
     )
     async def create_run(
         self, request: Request[Principal, Any, Any], data: CreateRunBody, wait: int | None = Wait
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[RunDocument]:
         view = await service.create_run(
             request.user,
             service.CreateRun(data.target.type, data.target.id, data.actions, data.instructions, data.confirm),
@@ -127,14 +140,14 @@ class EnhancementRunController(Controller):
         action: str | None = ActionFilter,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> RunList:
         views, page = await service.list_runs(
             request.user, state=run_state, target_id=target_id, action=action, limit=limit, cursor=cursor
         )
-        return {"data": [run_resource(v) for v in views], "page": page}
+        return typed(RunList, {"data": [run_resource(v) for v in views], "page": page})
 
     @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
-    async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[dict[str, Any]]:
+    async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[RunDocument]:
         view = await run_views.read_run(request.user, run_id)
         # The body is already JSON (kept with the view) and is sent as it is; the annotation documents the object.
         return EncodedJSON(run_document(view))
@@ -148,7 +161,7 @@ class EnhancementRunController(Controller):
     )
     async def run_action(
         self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody, wait: int | None = Wait
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[RunDocument]:
         view, finished = await service.run_action(
             request.user, run_id, data.action, data.instructions, data.confirm, wait, _idempotency_key(request)
         )
@@ -164,14 +177,12 @@ class EnhancementRunController(Controller):
         action: str | None = ActionFilter,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> DraftList:
         view, drafts, page = await outputs.list_drafts(
             request.user, run_id, field=field, apply_eligible=apply_eligible, action=action, limit=limit, cursor=cursor
         )
-        return {
-            "data": [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts],
-            "page": page,
-        }
+        data = [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts]
+        return typed(DraftList, {"data": data, "page": page})
 
     @get("/{run_id:str}/artifacts", opt=READ, summary="List artifacts")
     async def list_artifacts(
@@ -181,9 +192,9 @@ class EnhancementRunController(Controller):
         type: str | None = Parameter(default=None, schema_extra={"enum": list(ARTIFACT_TYPES)}),
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ArtifactList:
         rows, page = await outputs.list_artifacts(request.user, run_id, type=type, limit=limit, cursor=cursor)
-        return {"data": [artifact_resource(a) for a in rows], "page": page}
+        return typed(ArtifactList, {"data": [artifact_resource(a) for a in rows], "page": page})
 
     @post(
         "/{run_id:str}/apply",
@@ -192,9 +203,7 @@ class EnhancementRunController(Controller):
         status_code=200,
         responses=PENDING,
     )
-    async def apply(
-        self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody
-    ) -> Response[dict[str, Any]]:
+    async def apply(self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody) -> Response[RunDocument]:
         view, finished = await applies.apply_drafts(
             request.user, run_id, data.draft_ids, data.expected_target_version, data.confirm, _idempotency_key(request)
         )
@@ -208,5 +217,5 @@ class EnhancementRunController(Controller):
     summary="Operation status of a run (its run id) or of a notification command (`op_...`)",
     tags=["operations"],
 )
-async def get_operation(request: Request[Principal, Any, Any], operation_id: str) -> dict[str, Any]:
-    return {"data": await operations.operation_status(request.user, operation_id)}
+async def get_operation(request: Request[Principal, Any, Any], operation_id: str) -> OperationDocument:
+    return typed(OperationDocument, {"data": await operations.operation_status(request.user, operation_id)})
