@@ -179,8 +179,9 @@ def apply_conventions(app: Litestar, handlers: dict[tuple[str, str], dict[str, A
     """Add the document-wide conventions to `app`'s OpenAPI document (`handlers`: each operation's `opt`)."""
     document = app.openapi_schema
     schemas = document.components.schemas if document.components and document.components.schemas else {}
-    schemas[_GRAPHQL_RESPONSE] = _graphql_response_schema()
-    schemas.pop("GraphQLResource", None)
+    if "/graphql" in (document.paths or {}):
+        schemas[_GRAPHQL_RESPONSE] = _graphql_response_schema()
+        schemas.pop("GraphQLResource", None)
     for name, schema in list(schemas.items()):
         schemas[name] = _tidy(schema)
     used: set[str] = set()
