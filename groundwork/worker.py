@@ -47,6 +47,7 @@ from groundwork.search import corpus_index
 from groundwork.services.enhancement.chat_completions import ChatCompletionsEnhancer
 from groundwork.services.enhancement.evidence import CorpusEvidence
 from groundwork.services.enhancement.run_evidence import EvidenceSource
+from groundwork.services.enhancement.run_sweeps import sweep_ended_workflows
 from groundwork.services.enhancement.runs import sweep_queued_runs
 from groundwork.services.evidence_search import search as corpus_search
 from groundwork.services.notifications.fanout import NotificationFanout
@@ -151,10 +152,12 @@ def build_worker(
 
 
 async def sweep_queued_runs_forever(client: Client, settings: Settings) -> None:
-    """Give every run left `queued` its workflow (same id, so never twice)."""
+    """Give every run left `queued` its workflow (same id, so never twice), and mark `failed` every open run whose
+    workflow ended without finishing it (terminated, timed out, failed outside the code)."""
     while True:
         try:
             await sweep_queued_runs(client, settings.temporal_task_queue, settings.review_window_seconds)
+            await sweep_ended_workflows(client)
         except Exception:  # the next sweep tries again; the error is logged, never lost silently
             log.exception("queued-run sweep failed")
         await asyncio.sleep(settings.queued_run_sweep_seconds)

@@ -19,9 +19,11 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from groundwork.activities.enhancement_applies import apply_drafts
+from groundwork.activities.enhancement_endings import cancel_run
 from groundwork.domain.enhancement.enhancer import EnhancementContext, EnhancementFailure, Enhancer
 from groundwork.domain.enhancement.extractive import work_item_evidence
 from groundwork.domain.enhancement.model import (
+    FINAL_STATES,
     REVIEWABLE_STATES,
     ActionOutput,
     state_after_action,
@@ -52,13 +54,19 @@ NO_SCOPE = "the run was created without the work-item-enhance:code-context scope
 
 
 async def _with_heartbeats(work: Awaitable[T]) -> T:
-    """Heartbeat while `work` runs, so a dead worker's attempt is retried within the heartbeat timeout."""
+    """Heartbeat while `work` runs, so a dead worker's attempt is retried within the heartbeat timeout; a cancelled
+    activity cancels `work`."""
     task = asyncio.ensure_future(work)
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_SECONDS)
-        if done:
-            return task.result()
-        activity.heartbeat()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_SECONDS)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    except asyncio.CancelledError:
+        # Temporal cancelled the activity (its run was cancelled): the work stops too, it does not run on unseen.
+        task.cancel()
+        raise
 
 
 def _now() -> datetime:
@@ -303,6 +311,9 @@ class EnhancementActivities:
             for run_action, output in produced:
                 if states.get(run_action.request_id) == "completed":
                     results[run_action.request_id] = await self._stored(run_action)
+                elif states.get(run_action.request_id) == "failed":
+                    # Ended while it was generating (its run was cancelled): what it produced is not kept.
+                    results[run_action.request_id] = ActionResult(run_action.action, [], [], run.state)
                 else:
                     fresh.append((run_action, output))
             recorded = await outputs.record_actions_output(fresh) if fresh else []
@@ -407,7 +418,7 @@ class EnhancementActivities:
             run = await runs.get_run_by_id(failure.run_id, for_update=True)
             assert run is not None
             # A retry after the commit finds the run already settled: no second `failed` event.
-            if run.state in ("failed", "expired") or (not failure.fail_run and run.state != "running"):
+            if run.state in FINAL_STATES or (not failure.fail_run and run.state != "running"):
                 return run.state
             action = None
             for requested in await run_actions.list_run_actions(failure.run_id):
@@ -464,5 +475,6 @@ class EnhancementActivities:
             self.fail,
             self.expire_run,
             apply_drafts,
+            cancel_run,
             self.queued_runs,
         ]

@@ -11,7 +11,13 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from groundwork.domain.enhancement.model import DraftState, draft_ineligibility, review_expired
+from groundwork.domain.enhancement.model import (
+    REVIEWABLE_STATES,
+    DraftState,
+    draft_ineligibility,
+    rejected_among,
+    review_expired,
+)
 from groundwork.domain.times import format_timestamp
 from groundwork.domain.work_items import parse_version
 from groundwork.persistence import db
@@ -36,12 +42,18 @@ async def apply_drafts(command: ApplyCommand) -> ApplyOutcome:
         item = await work_item_repo.get_work_item(run.workspace_id, run.target_id, for_update=True)
         if item is None:
             return ApplyOutcome(False, code="not_found")
+        if run.state not in REVIEWABLE_STATES:  # cancelled (or failed by the sweep) since the Update was accepted
+            return ApplyOutcome(False, code="run_not_reviewable", current_version=format_timestamp(item.version))
         expired = review_expired(run.state, run.review_expires_at, datetime.now(UTC))
         # The version first: of two applies racing on one version, the loser always gets 409.
         if item.version != parse_version(command.expected_target_version):
             return ApplyOutcome(False, code="target_version_mismatch", current_version=format_timestamp(item.version))
         all_drafts = await outputs.list_drafts(command.run_id, for_update=True)
         states: dict[str, DraftState] = {d.id: d.state() for d in all_drafts}
+        if rejected := rejected_among(command.draft_ids, states):
+            return ApplyOutcome(
+                False, code="draft_rejected", ineligible=rejected, current_version=format_timestamp(item.version)
+            )
         reasons = draft_ineligibility(command.draft_ids, states, run.state, expired)
         if reasons:
             return ApplyOutcome(
@@ -72,6 +84,7 @@ async def apply_drafts(command: ApplyCommand) -> ApplyOutcome:
             expected_target_version=item.version,
             target_version=updated.version,
             actor_id=command.actor_id,
+            changes=[applies.FieldChange(d.field, d.id, item.fields.get(d.field), d.proposed_value) for d in chosen],
         )
         await runs.set_run_state(run.id, "applied", from_states=("ready_for_review", "applied"))
         now = datetime.now(UTC)

@@ -68,6 +68,12 @@ EVENT_TYPES: dict[str, EventType] = {
             "selected drafts were applied to the work item",
         ),
         EventType(
+            "work_item_enhancement.draft_rejected",
+            "work_item_enhancement_run",
+            ("run_id", "draft_id", "action", "field", "target_id", "reason", "rejected_by", "rejected_at"),
+            "a reviewer rejected a draft; it is never applied",
+        ),
+        EventType(
             "work_item_enhancement.failed",
             "work_item_enhancement_run",
             ("run_id", "action", "error_code", "failed_at"),

@@ -289,6 +289,9 @@ class EnhancementDraft(Table, tablename="enhancement_drafts"):
     apply_id = Text(null=True, default=None)
     applied_at = Timestamptz(null=True, default=None)
     created_at = Timestamptz()
+    rejected_at = Timestamptz(null=True, default=None)
+    rejected_by = Text(null=True, default=None)
+    rejection_reason = Text(null=True, default=None)
 
 
 class EnhancementArtifact(Table, tablename="enhancement_artifacts"):
@@ -313,6 +316,8 @@ class EnhancementApply(Table, tablename="enhancement_applies"):
     target_version = Timestamptz()
     actor_id = Text()
     applied_at = Timestamptz()
+    # Per field: {field, draft_id, before, after}, written in the apply's transaction.
+    changes = JSONB(default="[]")
 
 
 class EnhancementRunEvidence(Table, tablename="enhancement_run_evidence"):

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from groundwork.workflows.enhancement_contract import (
@@ -72,7 +73,15 @@ PREPARE_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10), maximum_attempts=10
 )
 ACTION_TIMEOUT = timedelta(minutes=5)
+CANCELLED_MESSAGE = "the run was cancelled; nothing more can be applied"
 INTERNAL_ERROR_MESSAGE = "An unexpected error stopped the action; the worker log has the detail."
+
+
+def cancelled(error: BaseException) -> bool:
+    """Whether an error is this workflow's own cancellation reaching it (directly or through an activity)."""
+    return isinstance(error, asyncio.CancelledError) or (
+        isinstance(error, ActivityError) and isinstance(error.cause, CancelledError)
+    )
 
 
 def failure_of(error: ActivityError) -> tuple[str, str]:
@@ -107,9 +116,40 @@ class EnhancementRunWorkflow:
         self.reserved: dict[str, str] = {}
         # One change at a time once the run is reviewable: review-time actions and applies never interleave.
         self.lock = asyncio.Lock()
+        # Set once the run's cancellation arrived: the actions in flight (of the run or of Update handlers) are
+        # cancelled through these handles, in the order they started (a list: a set's order would differ on replay),
+        # and handlers record nothing more.
+        self.cancelling = False
+        self.in_flight: list[workflow.ActivityHandle[Any]] = []
 
     @workflow.run
     async def run(self, input: EnhancementRunInput) -> str:
+        try:
+            return await self._run(input)
+        except (asyncio.CancelledError, ActivityError) as error:
+            if not cancelled(error):
+                raise
+            await self._cancel()
+            raise asyncio.CancelledError() from None  # the workflow ends as cancelled, its state recorded
+
+    async def _cancel(self) -> None:
+        """Stop what is in flight, record the cancelled run (once: the activity is idempotent), answer handlers."""
+        self.cancelling = True
+        self.initial_done = True  # an Update waiting for the initial actions is answered, never left hanging
+        self.state = "cancelled"  # validators refuse new Updates from here on
+        for handle in list(self.in_flight):
+            handle.cancel()
+        state = await workflow.execute_activity(
+            "enhancement_cancel_run",
+            self.input.run_id,
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=STEP_RETRY,
+        )
+        await self._set_state(state)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+
+    async def _run(self, input: EnhancementRunInput) -> str:
         deadline = input.review_deadline
         if deadline is None:
             settled = await (self._initial_actions() if workflow.patched(PATCH) else self._initial_actions_v1())
@@ -169,6 +209,8 @@ class EnhancementRunWorkflow:
                 local_retry_threshold=timedelta(seconds=2),
             )
         except ActivityError as error:
+            if cancelled(error):
+                raise
             code, message = failure_of(error)
             await self._fail(RunFailure(self.input.run_id, "", code, message, True))
             return False
@@ -241,6 +283,8 @@ class EnhancementRunWorkflow:
                 if workflow.patched(PATCH):
                     self._set_transient("running")
                     result = await self._perform(self._request(update.request_id, update))
+                    if self.cancelling:  # the cancellation recorded the run and its pending actions
+                        raise ApplicationError(CANCELLED_MESSAGE, type="run_not_reviewable", non_retryable=True)
                     if isinstance(result, RunFailure):
                         result.fail_run = False
                         await self._fail(result)
@@ -341,38 +385,50 @@ class EnhancementRunWorkflow:
         return self.state
 
     async def _perform(self, request: ActionRequest) -> ActionResult | RunFailure:
+        handle = workflow.start_activity(
+            "enhancement_perform_action",
+            request,
+            result_type=ActionResult,
+            start_to_close_timeout=ACTION_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=5),
+            retry_policy=ACTION_RETRY,
+        )
+        self.in_flight.append(handle)
         try:
-            result: ActionResult = await workflow.execute_activity(
-                "enhancement_perform_action",
-                request,
-                result_type=ActionResult,
-                start_to_close_timeout=ACTION_TIMEOUT,
-                heartbeat_timeout=timedelta(seconds=5),
-                retry_policy=ACTION_RETRY,
-            )
+            result: ActionResult = await handle
             return result
         except ActivityError as error:
+            if cancelled(error) and not self.cancelling:
+                raise  # the run's own task was cancelled while it waited here
             code, message = failure_of(error)
             return RunFailure(self.input.run_id, request.request_id, code, message)
+        finally:
+            self.in_flight.remove(handle)
 
     async def _perform_all(self, request_ids: list[str]) -> list[ActionResult | RunFailure]:
+        handle = workflow.start_activity(
+            "enhancement_perform_actions",
+            ActionsRequest(self.input.run_id, request_ids, self.input.review_window_seconds),
+            result_type=list[ActionResult],
+            start_to_close_timeout=ACTION_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=5),
+            retry_policy=ACTION_RETRY,
+        )
+        self.in_flight.append(handle)
         try:
-            performed: list[ActionResult] = await workflow.execute_activity(
-                "enhancement_perform_actions",
-                ActionsRequest(self.input.run_id, request_ids, self.input.review_window_seconds),
-                result_type=list[ActionResult],
-                start_to_close_timeout=ACTION_TIMEOUT,
-                heartbeat_timeout=timedelta(seconds=5),
-                retry_policy=ACTION_RETRY,
-            )
+            performed: list[ActionResult] = await handle
             return list(performed)
         except ActivityError as error:
+            if cancelled(error):
+                raise  # only the run's cancellation cancels its initial actions
             code, message = failure_of(error)
             cause = error.cause
             # The activity names the request that failed in its details (absent on a timeout).
             details = cause.details if isinstance(cause, ApplicationError) else ()
             request_id = str(details[0]) if details else ""
             return [RunFailure(self.input.run_id, request_id, code, message)]
+        finally:
+            self.in_flight.remove(handle)
 
     async def _fail(self, failure: RunFailure) -> None:
         state = await workflow.execute_activity(

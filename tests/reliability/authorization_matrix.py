@@ -125,6 +125,11 @@ REST: dict[str, Rest] = {
     "GET /api/v1/work-item-enhancements/{run_id}/drafts": Rest(READ),
     "GET /api/v1/work-item-enhancements/{run_id}/artifacts": Rest(READ),
     "POST /api/v1/work-item-enhancements/{run_id}/apply": Rest(APPLY, body=_apply_body),
+    "GET /api/v1/work-item-enhancements/{run_id}/applies": Rest(READ),
+    "POST /api/v1/work-item-enhancements/{run_id}/drafts/{draft_id}/reject": Rest(
+        APPLY, body=lambda ids: {"reason": "Not what we need.", "confirm": True}
+    ),
+    "POST /api/v1/work-item-enhancements/{run_id}/cancel": Rest(RUN, body=lambda ids: {"confirm": True}),
     # The scope follows the id: a run id needs `work-item-enhance:read` (an `op_` id `notifications:read`,
     # checked in OPERATION_OF_A_COMMAND below).
     "GET /api/v1/operations/{operation_id}": Rest(READ, params={"operation_id": "run"}),
@@ -346,6 +351,21 @@ GRAPHQL: dict[str, Field] = {
             }
         },
     ),
+    "mutation rejectDraft": Field(
+        APPLY,
+        lambda ids: {
+            "input": {
+                "runId": ids["run"],
+                "draftId": ids["draft"],
+                "reason": "Not what we need.",
+                "confirm": True,
+                "idempotencyKey": _key(),
+            }
+        },
+    ),
+    "mutation cancelEnhancementRun": Field(
+        RUN, lambda ids: {"input": {"runId": ids["run"], "confirm": True, "idempotencyKey": _key()}}
+    ),
     "mutation draftNotificationChange": Field(
         N_WRITE,
         lambda ids: {
@@ -409,6 +429,18 @@ MCP: dict[str, Tool] = {
             "idempotency_key": _key(),
         },
     ),
+    "list_run_applies": Tool(READ, lambda ids: {"run_id": ids["run"]}),
+    "reject_draft": Tool(
+        APPLY,
+        lambda ids: {
+            "run_id": ids["run"],
+            "draft_id": ids["draft"],
+            "reason": "Not what we need.",
+            "confirm": True,
+            "idempotency_key": _key(),
+        },
+    ),
+    "cancel_enhancement_run": Tool(RUN, lambda ids: {"run_id": ids["run"], "confirm": True, "idempotency_key": _key()}),
     "get_notifications_messaging": Tool(N_READ, lambda ids: {"resource_id": ids["notification"]}),
     "draft_notifications_messaging_change": Tool(
         N_WRITE,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import strawberry
 from strawberry.scalars import JSON
@@ -19,6 +19,11 @@ from groundwork.domain.tenancy.principals import Principal
 from groundwork.platform.idempotency.calls import call_once
 from groundwork.services.enhancement import applies, outputs, run_views
 from groundwork.services.enhancement import runs as service
+
+if TYPE_CHECKING:
+    from groundwork.api.graphql.enhancement_review import EnhancementApplyConnection
+
+_REVIEW = "groundwork.api.graphql.enhancement_review"
 
 
 @strawberry.type
@@ -43,6 +48,13 @@ class DraftStatement:
     evidence_refs: list[EvidenceRef]
 
 
+@strawberry.type(description="A reviewer's rejection of a draft: it is never applied afterwards.")
+class DraftRejection:
+    reason: str
+    rejected_by: strawberry.ID
+    rejected_at: str
+
+
 @strawberry.type
 class WorkItemEnhancementDraft:
     id: strawberry.ID
@@ -57,6 +69,9 @@ class WorkItemEnhancementDraft:
     apply_eligible: bool
     ineligible_reason: str | None = strawberry.field(
         default=None, description="Why the draft cannot be applied now (null when it can)."
+    )
+    rejection: DraftRejection | None = strawberry.field(
+        default=None, description="Who rejected the draft, when and why (null unless rejected)."
     )
 
 
@@ -96,6 +111,13 @@ def draft_of(data: dict[str, Any]) -> WorkItemEnhancementDraft:
         ],
         apply_eligible=data["applyEligible"],
         ineligible_reason=data.get("ineligibleReason"),
+        rejection=DraftRejection(
+            reason=rejection["reason"],
+            rejected_by=strawberry.ID(rejection["rejectedBy"]),
+            rejected_at=rejection["rejectedAt"],
+        )
+        if (rejection := data.get("rejection"))
+        else None,
     )
 
 
@@ -129,6 +151,14 @@ class WorkItemEnhancementRun:
         except GroundworkError as error:
             raise as_graphql_error(error) from None
         return Operation.of(data)
+
+    @strawberry.field(description="The run's applies, oldest first: who, when, drafts, versions and values.")
+    async def applies(
+        self, info: Info[GraphQLContext, Any], first: int | None = None, after: str | None = None
+    ) -> Annotated[EnhancementApplyConnection, strawberry.lazy(_REVIEW)]:
+        from groundwork.api.graphql.enhancement_review import run_applies  # it imports this module
+
+        return await run_applies(info, str(self.id), first, after)
 
     @classmethod
     def of(cls, view: run_views.RunView) -> WorkItemEnhancementRun:

@@ -12,6 +12,7 @@ from strawberry.litestar import make_graphql_controller
 
 from groundwork.api.graphql import context_engine as ce
 from groundwork.api.graphql import enhancement as en
+from groundwork.api.graphql import enhancement_review as er
 from groundwork.api.graphql import evidence_search as cs
 from groundwork.api.graphql import notifications as nt
 from groundwork.api.graphql import people
@@ -73,6 +74,8 @@ class Mutation:
     apply_work_item_enhancement_drafts: en.ApplyWorkItemEnhancementDraftsPayload = strawberry.mutation(
         resolver=en.apply_work_item_enhancement_drafts
     )
+    reject_draft: er.RejectDraftPayload = strawberry.mutation(resolver=er.reject_draft)
+    cancel_enhancement_run: er.CancelEnhancementRunPayload = strawberry.mutation(resolver=er.cancel_enhancement_run)
     draft_notification_change: nt.NotificationChangeProposal = strawberry.mutation(
         resolver=nt.draft_notification_change
     )

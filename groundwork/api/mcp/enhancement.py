@@ -21,9 +21,10 @@ PROPOSES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempot
 APPLIES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
-async def _replayable(
+async def replayable(
     ctx: Context[Any, Any], scope: str, key: str, operation: str, request: dict[str, Any], call: Any
 ) -> dict[str, Any]:
+    """Run a tool's change once per idempotency key and answer the run it changed (or its stored error)."""
     principal = caller(ctx, scope)
     try:
         outcome, replayed = await call_once(principal, key, operation, request, lambda: call(principal))
@@ -94,7 +95,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             return {"run_id": view.run.id}
 
         request = {"work_item_id": work_item_id, "actions": actions, "instructions": instructions, "confirm": confirm}
-        return await _replayable(ctx, SCOPE_RUN, idempotency_key, "create_enhancement_run", request, create)
+        return await replayable(ctx, SCOPE_RUN, idempotency_key, "create_enhancement_run", request, create)
 
     @mcp.tool(annotations=READ_ONLY)
     async def get_enhancement_run(ctx: Context[Any, Any], run_id: str) -> dict[str, Any]:
@@ -123,7 +124,7 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             return {"run_id": view.run.id, "pending": not finished}
 
         request = {"run_id": run_id, "action": action, "instructions": instructions, "confirm": confirm}
-        return await _replayable(ctx, SCOPE_RUN, idempotency_key, "run_enhancement_action", request, act)
+        return await replayable(ctx, SCOPE_RUN, idempotency_key, "run_enhancement_action", request, act)
 
     @mcp.tool(annotations=READ_ONLY)
     async def list_enhancement_drafts(
@@ -212,4 +213,4 @@ def register_enhancement_tools(mcp: MCPServer) -> None:
             "expected_target_version": expected_target_version,
             "confirm": confirm,
         }
-        return await _replayable(ctx, SCOPE_APPLY, idempotency_key, "apply_drafts", request, apply)
+        return await replayable(ctx, SCOPE_APPLY, idempotency_key, "apply_drafts", request, apply)

@@ -113,6 +113,7 @@ def build_mcp_server() -> MCPServer:
     # Each service registers its tools from its own module (imported here: they import `caller` from this one).
     from groundwork.api.mcp.context_engine import register_context_engine_tools
     from groundwork.api.mcp.enhancement import register_enhancement_tools
+    from groundwork.api.mcp.enhancement_review import register_enhancement_review_tools
     from groundwork.api.mcp.evidence_search import register_context_search_tools
     from groundwork.api.mcp.notifications import register_notification_tools
     from groundwork.api.mcp.people import register_people_tools
@@ -122,6 +123,7 @@ def build_mcp_server() -> MCPServer:
     register_context_search_tools(mcp)
     register_context_engine_tools(mcp)
     register_enhancement_tools(mcp)
+    register_enhancement_review_tools(mcp)
     register_notification_tools(mcp)
     register_people_tools(mcp)
     strict_tools(mcp)

@@ -70,6 +70,15 @@ def draft_resource(draft: DraftRow, eligible: bool, ineligible_reason: str | Non
         "applyEligible": eligible,
         "ineligibleReason": ineligible_reason,
         "appliedAt": timestamp(draft.applied_at),
+        "rejection": (
+            {
+                "reason": draft.rejection_reason,
+                "rejectedBy": draft.rejected_by,
+                "rejectedAt": timestamp(draft.rejected_at),
+            }
+            if draft.rejected_at is not None
+            else None
+        ),
         "createdAt": timestamp(draft.created_at),
     }
 

@@ -12,11 +12,13 @@ from litestar.params import Parameter
 from groundwork.api.documented import LIMIT, documented
 from groundwork.api.encoded_json import EncodedJSON
 from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_document, run_resource
+from groundwork.api.resources.enhancement_review import apply_list
 from groundwork.api.rest.documents.common import typed
 from groundwork.api.rest.documents.enhancement import (
     ArtifactList,
     DraftList,
     OperationDocument,
+    RunApplyList,
     RunDocument,
     RunList,
 )
@@ -26,13 +28,14 @@ from groundwork.domain.enhancement.model import (
     DRAFT_FIELDS,
     MAX_ACTIONS,
     MAX_INSTRUCTIONS,
+    MAX_REJECTION_REASON,
     RUN_STATES,
     SCOPE_APPLY,
     SCOPE_READ,
     SCOPE_RUN,
 )
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.services.enhancement import applies, outputs, run_views
+from groundwork.services.enhancement import applies, apply_history, cancellations, outputs, rejections, run_views
 from groundwork.services.enhancement import runs as service
 from groundwork.services.operations import status as operations
 
@@ -95,6 +98,17 @@ class ApplyBody(msgspec.Struct, forbid_unknown_fields=True):
     __documented_required__: ClassVar[tuple[str, ...]] = ("expected_target_version", "confirm")
     draft_ids: DraftIds
     expected_target_version: Annotated[str, documented(format="date-time")] | None = None
+    confirm: Confirm | None = None
+
+
+class RejectDraftBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("confirm",)
+    reason: Annotated[str, documented(minLength=1, maxLength=MAX_REJECTION_REASON)]
+    confirm: Confirm | None = None
+
+
+class CancelRunBody(msgspec.Struct, forbid_unknown_fields=True):
+    __documented_required__: ClassVar[tuple[str, ...]] = ("confirm",)
     confirm: Confirm | None = None
 
 
@@ -207,6 +221,38 @@ class EnhancementRunController(Controller):
         view, finished = await applies.apply_drafts(
             request.user, run_id, data.draft_ids, data.expected_target_version, data.confirm, _idempotency_key(request)
         )
+        return _answer(view, finished, created=False)
+
+    @get("/{run_id:str}/applies", opt=READ, summary="List a run's applies (oldest first)")
+    async def list_applies(
+        self, request: Request[Principal, Any, Any], run_id: str, limit: int | None = LIMIT, cursor: str | None = None
+    ) -> RunApplyList:
+        rows, page = await apply_history.list_run_applies(request.user, run_id, limit=limit, cursor=cursor)
+        return typed(RunApplyList, {"data": msgspec.to_builtins(apply_list(rows, page).data), "page": page})
+
+    @post(
+        "/{run_id:str}/drafts/{draft_id:str}/reject",
+        opt={"scope": SCOPE_APPLY, "idempotent": True},
+        summary="Reject a draft (it is never applied afterwards)",
+        status_code=200,
+    )
+    async def reject_draft(
+        self, request: Request[Principal, Any, Any], run_id: str, draft_id: str, data: RejectDraftBody
+    ) -> RunDocument:
+        view = await rejections.reject_draft(request.user, run_id, draft_id, data.reason, data.confirm)
+        return typed(RunDocument, {"data": run_resource(view)})
+
+    @post(
+        "/{run_id:str}/cancel",
+        opt={"scope": SCOPE_RUN, "idempotent": True},
+        summary="Cancel a run: its pending actions stop and nothing can be applied",
+        status_code=200,
+        responses=PENDING,
+    )
+    async def cancel_run(
+        self, request: Request[Principal, Any, Any], run_id: str, data: CancelRunBody
+    ) -> Response[RunDocument]:
+        view, finished = await cancellations.cancel_run(request.user, run_id, data.confirm)
         return _answer(view, finished, created=False)
 
 

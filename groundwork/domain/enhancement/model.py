@@ -34,15 +34,18 @@ ARTIFACT_TYPES = (
     "evidence_digest",
 )
 
-RUN_STATES = ("queued", "running", "ready_for_review", "applied", "failed", "expired")
+RUN_STATES = ("queued", "running", "ready_for_review", "applied", "failed", "expired", "cancelled")
 REVIEWABLE_STATES = ("ready_for_review", "applied")
-FINAL_STATES = ("failed", "expired")
+FINAL_STATES = ("failed", "expired", "cancelled")
+# A run in one of these may be cancelled (queued and running ones stop their pending actions).
+CANCELLABLE_STATES = ("queued", "running", "ready_for_review", "applied")
 
 MAX_ACTIONS = 8
 # Over its whole life (create and review-time actions together): bounds the run resource and its history.
 MAX_ACTIONS_PER_RUN = 32
 MAX_INSTRUCTIONS = 4000
 MAX_APPLY_DRAFTS = 50
+MAX_REJECTION_REASON = 500
 
 # Every failure of an action or a run carries one of these codes (the `failed` event's `error_code`, the
 # action's `errorCode`, the run's `error.code`). Anything else a worker raises is recorded as `internal_error`.
@@ -53,6 +56,11 @@ ACTION_ERROR_CODES: dict[str, str] = {
     "evidence_unavailable": "the run's evidence could not be gathered (search index or database unavailable)",
     "target_gone": "the target work item was deleted while the run was open",
     "workflow_closed": "the run's workflow closed before it ran (for example, terminated by an operator)",
+    "workflow_terminated": "the run's workflow was terminated outside Groundwork (an operator, `temporal workflow "
+    "terminate`)",
+    "workflow_timed_out": "the run's workflow reached a Temporal timeout before it finished the run",
+    "workflow_failed": "the run's workflow failed outside the code that records a run's failures",
+    "cancelled": "a caller cancelled the run: its pending actions stopped and nothing can be applied",
     "internal_error": "an unexpected failure inside Groundwork; the worker log has the detail",
 }
 
@@ -90,6 +98,30 @@ class DraftNotEligible(GroundworkError):
             "Some drafts cannot be applied: " + "; ".join(f"{d}: {reasons[d]}" for d in draft_ids),
             extra={"draft_ids": draft_ids, "reasons": reasons},
         )
+
+
+class DraftRejected(GroundworkError):
+    status = 422
+    code = "draft_rejected"
+    title = "Draft rejected"
+
+    def __init__(self, draft_ids: list[str], reasons: dict[str, str]) -> None:
+        super().__init__(
+            "Rejected drafts are never applied: " + "; ".join(f"{d}: {reasons[d]}" for d in draft_ids),
+            extra={"draft_ids": draft_ids, "reasons": reasons},
+        )
+
+
+class DraftNotRejectable(GroundworkError):
+    status = 409
+    code = "draft_not_rejectable"
+    title = "Draft not rejectable"
+
+
+class RunNotCancellable(GroundworkError):
+    status = 409
+    code = "run_not_cancellable"
+    title = "Run not cancellable"
 
 
 class TargetVersionMismatch(GroundworkError):
@@ -172,6 +204,8 @@ class DraftState:
     applied: bool
     # Why the proposed value could not be written by a PATCH of the work item (None: it could).
     value_problem: str | None = None
+    # The reason a reviewer gave when rejecting it (None: not rejected).
+    rejection_reason: str | None = None
 
 
 def action_error_code(kind: str | None) -> str:
@@ -266,6 +300,42 @@ def validate_draft_ids(draft_ids: Any) -> list[str]:
     return list(draft_ids)
 
 
+def validate_rejection_reason(reason: Any) -> str:
+    """A rejection's reason: 1 to 500 characters, not only spaces."""
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REJECTION_REASON:
+        raise ValidationFailed(
+            "Invalid reason.", [FieldError("reason", f"must be text of 1 to {MAX_REJECTION_REASON} characters")]
+        )
+    return reason
+
+
+def rejected_among(requested: list[str], drafts: dict[str, DraftState]) -> dict[str, str]:
+    """The requested drafts a reviewer rejected, with why (an apply naming any of them is refused)."""
+    return {
+        d: f"rejected: {drafts[d].rejection_reason}"
+        for d in requested
+        if d in drafts and drafts[d].rejection_reason is not None
+    }
+
+
+def not_rejectable_reason(draft: DraftState) -> str | None:
+    """Why a draft cannot be rejected (None when it can): an applied draft stays applied, a rejection stands."""
+    if draft.applied:
+        return "the draft was already applied; an applied draft cannot be rejected"
+    if draft.rejection_reason is not None:
+        return "the draft was already rejected"
+    return None
+
+
+def not_cancellable_reason(state: str, expired: bool) -> str | None:
+    """Why a run in `state` cannot be cancelled (None when it can)."""
+    if expired or state == "expired":
+        return "the run's review window has ended; there is nothing left to cancel"
+    if state not in CANCELLABLE_STATES:
+        return f"the run is {state} already; only a queued, running or reviewable run can be cancelled"
+    return None
+
+
 def check_new_action(action: Any, pending: list[str], total: int) -> str:
     """A review-time action obeys the create rules over the run's life: known, not already pending, under the cap."""
     [checked] = validate_actions([action], path="action")
@@ -287,6 +357,8 @@ def _ineligible_reason(draft: DraftState, applied_fields: set[str], state: str, 
         return "the run's review window has ended"
     if draft.applied:
         return "already applied"
+    if draft.rejection_reason is not None:
+        return f"rejected: {draft.rejection_reason}"
     if draft.field in applied_fields:
         return f"another draft for {draft.field} was already applied"
     return draft.value_problem

@@ -89,13 +89,24 @@ NOTIFICATION_STREAMS = Gauge(
     multiprocess_mode="livesum",
 )
 
+ENHANCEMENT_DRAFT_REJECTIONS = Counter(
+    "groundwork_enhancement_draft_rejections_total",
+    "Drafts reviewers rejected, by the action that proposed them and the field they were for.",
+    ["action", "field"],
+)
+
 
 # Which process exposes which Groundwork families: the API its requests, its own search replica's lag and the
 # notification streams it serves, the worker everything it does (webhook and notification outcomes, snooze timers,
 # its replica's lag) and the gauges of shared state (the outbox, failed deliveries), which one worker at a time
 # reports (`gauges.SharedGauges`). A family no process of a kind ever sets is not exposed by it, so sums over a
 # scrape's targets count each thing once.
-API_FAMILIES = ("groundwork_http_", "groundwork_search_index_lag_", "groundwork_notification_streams_")
+API_FAMILIES = (
+    "groundwork_http_",
+    "groundwork_search_index_lag_",
+    "groundwork_notification_streams_",
+    "groundwork_enhancement_draft_rejections_",
+)
 WORKER_FAMILIES = (
     "groundwork_outbox_",
     "groundwork_webhook_",

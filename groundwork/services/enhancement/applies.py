@@ -8,9 +8,12 @@ from typing import Any
 from groundwork.domain.enhancement.model import (
     ConfirmationRequired,
     DraftNotEligible,
+    DraftRejected,
     FieldDiff,
+    RunNotReviewable,
     TargetVersionMismatch,
     draft_ineligibility,
+    rejected_among,
     validate_draft_ids,
 )
 from groundwork.domain.errors import (
@@ -33,7 +36,8 @@ from groundwork.workflows.enhancement_contract import ApplyOutcome, ApplyUpdate
 APPLY_WAIT_SECONDS = 10.0
 
 
-async def _apply_permission(principal: Principal, run: runs.RunRow) -> None:
+async def check_apply_permission(principal: Principal, run: runs.RunRow) -> None:
+    """Refuse (403) unless the caller's role may write the run's project's work items."""
     permissions = await project_access.project_permissions(principal, run.project_id) or frozenset()
     if "work_items:write" not in permissions:
         raise PermissionDenied("Your role on this project does not allow changing its work items.", "work_items:write")
@@ -45,6 +49,8 @@ async def prepare_apply(principal: Principal, run_id: str, draft_ids: Any) -> tu
     view = await load_run(principal, run_id)
     check_reviewable(view.run)
     states = {d.id: d.state() for d in view.drafts}
+    if rejected := rejected_among(ids, states):
+        raise DraftRejected(list(rejected), rejected)
     reasons = draft_ineligibility(ids, states, view.run.state, view.expired)
     if reasons:
         raise DraftNotEligible(list(reasons), reasons)
@@ -83,8 +89,10 @@ async def apply_drafts(
     ids = validate_draft_ids(draft_ids)
     view = await load_run(principal, run_id)
     if not view.rights.can_apply:
-        await _apply_permission(principal, view.run)
+        await check_apply_permission(principal, view.run)
     check_reviewable(view.run)
+    if rejected := rejected_among(ids, {d.id: d.state() for d in view.drafts}):
+        raise DraftRejected(list(rejected), rejected)
     if confirm is not True:
         diff, version = await prepare_apply(principal, run_id, ids)
         raise ConfirmationRequired(
@@ -116,6 +124,10 @@ def _raise_for(outcome: ApplyOutcome) -> None:
         return
     if outcome.code == "target_version_mismatch":
         raise TargetVersionMismatch(outcome.current_version or "")
+    if outcome.code == "draft_rejected":
+        raise DraftRejected(list(outcome.ineligible), outcome.ineligible)
+    if outcome.code == "run_not_reviewable":
+        raise RunNotReviewable("The run was cancelled or failed before the apply ran; nothing was applied.")
     if outcome.code == "draft_not_eligible":
         raise DraftNotEligible(list(outcome.ineligible), outcome.ineligible)
     raise NotFound("The target work item no longer exists.")

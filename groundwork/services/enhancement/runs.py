@@ -29,6 +29,7 @@ from groundwork.domain.choices import check_choice
 from groundwork.domain.enhancement.model import (
     ACTION_FIELDS,
     ACTIONS,
+    CANCELLABLE_STATES,
     RUN_STATES,
     SCOPE_CODE_CONTEXT,
     check_confirm,
@@ -302,7 +303,8 @@ async def operation_status(principal: Principal, run_id: str) -> dict[str, Any]:
         # The row is the truth of the run; a workflow that ended abnormally (terminated, timed out,
         # cancelled) while the row still says queued or running is what the operation reports.
         closed = _STATUS.get(description.status) if description.status is not None else None
-        if run.state in ("queued", "running") and closed in ("failed", "cancelled"):
+        if run.state in CANCELLABLE_STATES and closed in ("failed", "cancelled"):
+            # Ended without finishing the run (the sweep marks the run within a minute): say so already.
             status = closed
     except (RPCError, OSError, TimeoutError, RuntimeError):
         pass  # no workflow (yet, or no longer), or Temporal out of reach: the row tells
@@ -322,7 +324,9 @@ async def operation_status(principal: Principal, run_id: str) -> dict[str, Any]:
 
 
 def _status_from_state(state: str) -> str:
-    return {"queued": "queued", "running": "running", "failed": "failed"}.get(state, "succeeded")
+    return {"queued": "queued", "running": "running", "failed": "failed", "cancelled": "cancelled"}.get(
+        state, "succeeded"
+    )
 
 
 async def sweep_queued_runs(

@@ -108,7 +108,12 @@ async def _state(client: httpx.AsyncClient, stage: Stage) -> dict[str, Any]:
     return {
         "snoozed": [n.get("snoozedUntil") for n in notifications],
         "work item": (item["version"], item["fields"]),
-        "run": (run["state"], run["requestedActions"], run["appliedDraftIds"], len(run["drafts"])),
+        "run": (
+            run["state"],
+            run["requestedActions"],
+            run["appliedDraftIds"],
+            [d["rejection"] for d in run["drafts"]],
+        ),
         "runs": [r["id"] for r in runs],
         "notifications": [(n["status"], n["version"], len(n["history"])) for n in notifications],
         "outbox": len(await outbox.events_for_workspace(stage.workspace_id)),
@@ -138,6 +143,11 @@ REST: dict[str, Callable[[Stage], tuple[str, dict[str, Any]]]] = {
         f"/api/v1/work-item-enhancements/{s.run}/apply",
         {"draft_ids": [s.draft], "expected_target_version": s.version},
     ),
+    "/api/v1/work-item-enhancements/{run_id}/drafts/{draft_id}/reject": lambda s: (
+        f"/api/v1/work-item-enhancements/{s.run}/drafts/{s.draft}/reject",
+        {"reason": "Not needed."},
+    ),
+    "/api/v1/work-item-enhancements/{run_id}/cancel": lambda s: (f"/api/v1/work-item-enhancements/{s.run}/cancel", {}),
     "/api/v1/notifications/{notification_id}/acknowledge": lambda s: (
         f"/api/v1/notifications/{s.read}/acknowledge",
         {"expected_version": 2},
@@ -231,6 +241,8 @@ GRAPHQL: dict[str, Callable[[Stage], dict[str, Any]]] = {
         "draftIds": [s.draft],
         "expectedTargetVersion": s.version,
     },
+    "rejectDraft": lambda s: {"runId": s.run, "draftId": s.draft, "reason": "Not needed."},
+    "cancelEnhancementRun": lambda s: {"runId": s.run},
     "applyNotificationChange": lambda s: {"proposalId": s.proposal, "expectedVersion": 2},
 }
 
@@ -283,6 +295,8 @@ MCP: dict[str, Callable[[Stage], dict[str, Any]]] = {
     "create_enhancement_run": lambda s: {"work_item_id": s.work_item, "actions": ["estimate"], "wait": 0},
     "run_enhancement_action": lambda s: {"run_id": s.run, "action": "design", "wait": 0},
     "apply_drafts": lambda s: {"run_id": s.run, "draft_ids": [s.draft], "expected_target_version": s.version},
+    "reject_draft": lambda s: {"run_id": s.run, "draft_id": s.draft, "reason": "Not needed."},
+    "cancel_enhancement_run": lambda s: {"run_id": s.run},
     "apply_notifications_messaging_change": lambda s: {"proposal_id": s.proposal, "expected_version": 2},
 }
 

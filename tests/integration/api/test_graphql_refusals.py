@@ -58,6 +58,8 @@ INPUTS: dict[str, dict[str, Any]] = {
     "createWorkItemEnhancementRun": {"target": {"type": "work_item", "id": "wi_x"}, "actions": ["estimate"]},
     "runWorkItemEnhancementAction": {"runId": "wie_x", "action": "design"},
     "applyWorkItemEnhancementDrafts": {"runId": "wie_x", "draftIds": ["draft_x"], "expectedTargetVersion": "x"},
+    "rejectDraft": {"runId": "wie_x", "draftId": "draft_x", "reason": "Not needed."},
+    "cancelEnhancementRun": {"runId": "wie_x"},
     "draftNotificationChange": {"notificationId": "notification_x", "requestedOutcome": "read"},
     "applyNotificationChange": {"proposalId": "ncp_x", "expectedVersion": 1},
 }

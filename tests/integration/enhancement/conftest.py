@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from groundwork.config import Settings
+from groundwork.persistence.repositories.platform import outbox
 from groundwork.worker import build_worker
 from tests.conftest import Workspace, idem, serving
 from tests.integration.evidence_search.helpers import contribute
@@ -116,3 +117,30 @@ def activity_tasks(history: Any) -> tuple[list[str], list[int]]:
         if e.HasField("activity_task_started_event_attributes")
     ]
     return scheduled, attempts
+
+
+async def run_events(workspace: Workspace, run_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """The outbox events of one run, in order, as (type, payload)."""
+    return [(e.type, e.payload) for e in await outbox.events_for_workspace(workspace.id) if e.resource_id == run_id]
+
+
+async def apply(
+    client: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str, draft_ids: list[str], version: str
+) -> httpx.Response:
+    """POST a confirmed apply and return the raw response."""
+    return await client.post(
+        f"/api/v1/work-item-enhancements/{run_id}/apply",
+        json={"draft_ids": draft_ids, "expected_target_version": version, "confirm": True},
+        headers=workspace.headers(key, **idem()),
+    )
+
+
+async def reject(
+    client: httpx.AsyncClient, workspace: Workspace, key: str, run_id: str, draft_id: str, **body: Any
+) -> httpx.Response:
+    """POST a confirmed rejection of a draft (reason "It repeats the description." unless given)."""
+    return await client.post(
+        f"/api/v1/work-item-enhancements/{run_id}/drafts/{draft_id}/reject",
+        json={"reason": "It repeats the description.", "confirm": True, **body},
+        headers=workspace.headers(key, **idem()),
+    )

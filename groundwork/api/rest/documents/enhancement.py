@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from groundwork.api.resources.enhancement_review import ApplyResource
 from groundwork.api.rest.documents.common import Page, Resource, Timestamp
 
 
@@ -44,6 +45,14 @@ class RunError(Resource, kw_only=True):
     message: str | None
 
 
+class DraftRejection(Resource, kw_only=True):
+    """Why a draft was rejected, by whom and when: it is never applied afterwards."""
+
+    reason: str | None
+    rejected_by: str | None
+    rejected_at: Timestamp | None
+
+
 class Draft(Resource, kw_only=True):
     """A proposed value for one field of the work item, with its evidence."""
 
@@ -58,6 +67,7 @@ class Draft(Resource, kw_only=True):
     ineligible_reason: str | None
     applied_at: Timestamp | None
     created_at: Timestamp | None
+    rejection: DraftRejection | None
 
 
 class Artifact(Resource, kw_only=True):
@@ -154,3 +164,10 @@ class OperationDocument(msgspec.Struct):
     """The status of one operation."""
 
     data: Operation
+
+
+class RunApplyList(msgspec.Struct):
+    """A page of a run's applies, oldest first."""
+
+    data: list[ApplyResource]
+    page: Page

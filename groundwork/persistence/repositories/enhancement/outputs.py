@@ -31,11 +31,19 @@ class DraftRow(msgspec.Struct, frozen=True, gc=False):
     apply_id: str | None
     applied_at: datetime | None
     created_at: datetime
+    # Set when a reviewer rejected the draft: when, by whom (principal id) and why.
+    rejected_at: datetime | None = None
+    rejected_by: str | None = None
+    rejection_reason: str | None = None
 
     def state(self) -> DraftState:
         """What eligibility rules need, including whether a PATCH would accept the proposed value."""
         return DraftState(
-            self.id, self.field, self.applied_at is not None, draft_value_problem(self.field, self.proposed_value)
+            self.id,
+            self.field,
+            self.applied_at is not None,
+            draft_value_problem(self.field, self.proposed_value),
+            self.rejection_reason,
         )
 
 
@@ -67,6 +75,9 @@ def draft_row(row: Record) -> DraftRow:
         apply_id=row["apply_id"],
         applied_at=row["applied_at"],
         created_at=row["created_at"],
+        rejected_at=row["rejected_at"],
+        rejected_by=row["rejected_by"],
+        rejection_reason=row["rejection_reason"],
     )
 
 
@@ -88,6 +99,7 @@ def artifact_row(row: Record) -> ArtifactRow:
 def draft_from_json(item: dict[str, Any]) -> DraftRow:
     """A draft from its `json_agg` form (its JSON members already decoded with it)."""
     applied_at = item["applied_at"]
+    rejected_at = item.get("rejected_at")
     return DraftRow(
         id=item["id"],
         run_id=item["run_id"],
@@ -100,6 +112,9 @@ def draft_from_json(item: dict[str, Any]) -> DraftRow:
         apply_id=item["apply_id"],
         applied_at=datetime.fromisoformat(applied_at) if applied_at is not None else None,
         created_at=datetime.fromisoformat(item["created_at"]),
+        rejected_at=datetime.fromisoformat(rejected_at) if rejected_at is not None else None,
+        rejected_by=item.get("rejected_by"),
+        rejection_reason=item.get("rejection_reason"),
     )
 
 
@@ -261,3 +276,23 @@ async def mark_drafts_applied(draft_ids: list[str], apply_id: str) -> None:
         draft_ids,
         apply_id,
     )
+
+
+async def reject_draft(run_id: str, draft_id: str, actor_id: str, reason: str) -> DraftRow | None:
+    """Mark an unapplied, unrejected draft of the run rejected (call in a transaction); None when it was not."""
+    row = await db.fetchrow(
+        "UPDATE enhancement_drafts SET rejected_at = clock_timestamp(), rejected_by = $3, rejection_reason = $4"
+        " WHERE run_id = $1 AND id = $2 AND applied_at IS NULL AND rejected_at IS NULL RETURNING *",
+        run_id,
+        draft_id,
+        actor_id,
+        reason,
+    )
+    return draft_row(row) if row else None
+
+
+async def get_draft(run_id: str, draft_id: str, *, for_update: bool = False) -> DraftRow | None:
+    """One draft of a run."""
+    lock = " FOR UPDATE" if for_update else ""
+    row = await db.fetchrow(f"SELECT * FROM enhancement_drafts WHERE run_id = $1 AND id = $2{lock}", run_id, draft_id)
+    return draft_row(row) if row else None

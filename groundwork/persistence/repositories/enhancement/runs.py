@@ -215,6 +215,16 @@ async def set_run_state(
     return status.endswith(" 1")
 
 
+async def open_runs_among(run_ids: list[str]) -> list[str]:
+    """Which of these runs are still open (queued, running or reviewable)."""
+    rows = await db.fetch(
+        "SELECT id FROM enhancement_runs WHERE id = ANY($1::text[])"
+        " AND state IN ('queued', 'running', 'ready_for_review', 'applied') ORDER BY id",
+        run_ids,
+    )
+    return [r["id"] for r in rows]
+
+
 async def queued_runs_older_than(seconds: float, limit: int = 100) -> list[str]:
     """Ids of runs still queued after `seconds` (their workflow may never have started)."""
     rows = await db.fetch(
