@@ -15,7 +15,7 @@ from typing import Any
 
 from litestar import Litestar, asgi
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.spec import Tag
+from litestar.openapi.spec import Contact, Tag
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from groundwork import __version__
@@ -174,6 +174,10 @@ def create_app(settings: Settings | None = None, *, temporal: TemporalConnection
         openapi_config=OpenAPIConfig(
             title="Groundwork",
             version=__version__,
+            description="Work item enhancement, the context engine with evidence search, and notifications and "
+            "messaging, over REST (this document), GraphQL (`/graphql`) and MCP (`/mcp`). Every success body is a "
+            "typed schema; every failure an RFC 9457 problem with a stable `code`.",
+            contact=Contact(name="Groundwork maintainers"),
             path="/schema",
             render_plugins=[swagger_render_plugin()],
             components=API_KEY_COMPONENTS,
@@ -228,6 +232,7 @@ def create_internal_app(
             title="Groundwork internal API",
             version=__version__,
             path="/schema",
+            contact=Contact(name="Groundwork maintainers"),
             description="Provider contributions and corpus sources. Served on the internal listener only; "
             "only provider keys (`groundwork keys create --kind provider`) reach it.",
             render_plugins=[swagger_render_plugin()],

@@ -23,6 +23,7 @@ from groundwork.platform.outages import unavailable
 log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
 _TYPE_BASE = "https://groundwork.dev/problems/"
+WWW_AUTHENTICATE = 'Bearer realm="groundwork"'
 
 
 def problem_body(status: int, code: str, title: str, detail: str, **extra: Any) -> dict[str, Any]:
@@ -42,6 +43,9 @@ def problem(
 ) -> Response[dict[str, Any]]:
     """A problem+json response with the stable `code` and any extra members."""
     body = problem_body(status, code, title, detail, **extra)
+    if status == 401:
+        # RFC 9110: a 401 names the scheme that would succeed.
+        headers = {**(headers or {}), "WWW-Authenticate": WWW_AUTHENTICATE}
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 

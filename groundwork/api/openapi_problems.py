@@ -39,6 +39,7 @@ from litestar.routes import HTTPRoute
 from groundwork.api.auth import OPTIONAL_PATHS, PUBLIC_PATHS
 from groundwork.api.errors import PROBLEM_JSON
 from groundwork.api.input_policy.middleware import OWN_INPUT
+from groundwork.api.openapi_conventions import apply_conventions
 from groundwork.domain.idempotency import MAX_KEY_LENGTH
 
 PROBLEM = "Problem"
@@ -296,7 +297,9 @@ def document_problems(app: Litestar) -> OpenAPI:
                 if isinstance(response, OpenAPIResponse):
                     response.content = {**(response.content or {}), "text/html": OpenAPIMediaType(schema=_HTML)}
         operation.responses = responses
-    return document
+    return apply_conventions(
+        app, {(path, method): dict(handler.opt or {}) for path, method, handler in _operations(app)}
+    )
 
 
 __all__ = [

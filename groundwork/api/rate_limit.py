@@ -9,10 +9,13 @@ from dataclasses import dataclass
 
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwork.domain.errors import RateLimited
 from groundwork.domain.tenancy.principals import Principal
+
+# The name of the per-key policy in the `RateLimit-Policy` and `RateLimit` fields.
+POLICY = "per-key"
 
 
 @dataclass
@@ -55,6 +58,15 @@ class TokenBuckets:
             return 0.0
         return (1 - bucket.tokens) / self.rate
 
+    def remaining(self, key: str, now: float | None = None) -> tuple[int, int]:
+        """Whole tokens `key` has left, and the seconds until its bucket is full again."""
+        bucket = self._refilled(key, time.monotonic() if now is None else now)
+        return int(bucket.tokens), math.ceil((self.capacity - bucket.tokens) / self.rate)
+
+    def policy(self) -> str:
+        """The `RateLimit-Policy` field (IETF draft-ietf-httpapi-ratelimit-headers): quota per 60 s window."""
+        return f'"{POLICY}";q={int(self.capacity)};w=60'
+
     def wait(self, key: str, now: float | None = None) -> float:
         """Seconds until `key` has a token again (0 if it has one now), without spending it."""
         bucket = self._refilled(key, time.monotonic() if now is None else now)
@@ -83,6 +95,18 @@ class RateLimitMiddleware(ASGIMiddleware):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         principal = scope.get("user")
-        if isinstance(principal, Principal):
-            refuse_if_waiting(self.buckets.take(principal.api_key_id))
-        await next_app(scope, receive, send)
+        if not isinstance(principal, Principal):
+            await next_app(scope, receive, send)
+            return
+        key = principal.api_key_id
+        refuse_if_waiting(self.buckets.take(key))
+        policy = self.buckets.policy().encode("ascii")
+
+        async def send_with_limits(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                left, reset = self.buckets.remaining(key)
+                limits = [(b"ratelimit-policy", policy), (b"ratelimit", f'"{POLICY}";r={left};t={reset}'.encode())]
+                message = {**message, "headers": [*message.get("headers", ()), *limits]}
+            await send(message)
+
+        await next_app(scope, receive, send_with_limits)

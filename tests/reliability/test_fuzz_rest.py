@@ -121,7 +121,7 @@ async def _seed(client: httpx.AsyncClient, workspace: Workspace) -> tuple[str, d
     cursors = []
     for listing in ("/api/v1/work-items", "/api/v1/notifications", "/api/v1/work-item-enhancements"):
         page = (await _ok(await client.get(listing, params={"limit": 1}, headers=h)))["page"]
-        cursors += [page["next_cursor"]] if page.get("next_cursor") else []
+        cursors += [page["nextCursor"]] if page.get("nextCursor") else []
     ids = {
         "cursor": cursors,
         "project_id": [alpha, beta],

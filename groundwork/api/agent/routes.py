@@ -6,6 +6,13 @@ from typing import Any
 
 from litestar import Controller, Request, get
 
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.context_engine import (
+    AgentProjectList,
+    CurrentSprintDocument,
+    ProjectDeliveryDocument,
+    ProjectRisksDocument,
+)
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.services.context_engine import agent_read_models as service
 
@@ -17,18 +24,18 @@ class AgentController(Controller):
     tags = ["agent API"]
 
     @get("/projects", opt=READ, summary="Projects with delivery health and trends")
-    async def projects(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
+    async def projects(self, request: Request[Principal, Any, Any]) -> AgentProjectList:
         rows = await service.list_projects(request.user)
-        return {"data": rows, "page": {"next_cursor": None, "has_more": False}}
+        return typed(AgentProjectList, {"data": rows, "page": {"next_cursor": None, "has_more": False}})
 
     @get("/projects/{project_id:str}/delivery", opt=READ, summary="Delivery signals of a project")
-    async def delivery(self, request: Request[Principal, Any, Any], project_id: str) -> dict[str, Any]:
-        return {"data": await service.project_delivery(request.user, project_id)}
+    async def delivery(self, request: Request[Principal, Any, Any], project_id: str) -> ProjectDeliveryDocument:
+        return typed(ProjectDeliveryDocument, {"data": await service.project_delivery(request.user, project_id)})
 
     @get("/projects/{project_id:str}/sprints/current", opt=READ, summary="The current sprint's signals")
-    async def sprint(self, request: Request[Principal, Any, Any], project_id: str) -> dict[str, Any]:
-        return {"data": await service.current_sprint(request.user, project_id)}
+    async def sprint(self, request: Request[Principal, Any, Any], project_id: str) -> CurrentSprintDocument:
+        return typed(CurrentSprintDocument, {"data": await service.current_sprint(request.user, project_id)})
 
     @get("/projects/{project_id:str}/risks", opt=READ, summary="Risk, blocker and dependency signals of a project")
-    async def risks(self, request: Request[Principal, Any, Any], project_id: str) -> dict[str, Any]:
-        return {"data": await service.project_risks(request.user, project_id)}
+    async def risks(self, request: Request[Principal, Any, Any], project_id: str) -> ProjectRisksDocument:
+        return typed(ProjectRisksDocument, {"data": await service.project_risks(request.user, project_id)})

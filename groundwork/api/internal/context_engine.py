@@ -17,6 +17,12 @@ from groundwork.api.resources.context_engine import (
     contribution_resource,
     internal_provider_resource,
 )
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.internal import (
+    ContributionDocument,
+    RegisteredProviderDocument,
+    RegisteredProviderList,
+)
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.services.context_engine import contributions as service
 from groundwork.services.context_engine import registrations
@@ -69,17 +75,24 @@ class ContextProviderController(Controller):
             "updated; the classification never changes)."
         ),
     )
-    async def register(self, request: Request[Principal, Any, Any], data: ProviderBody) -> Response[dict[str, Any]]:
+    async def register(
+        self, request: Request[Principal, Any, Any], data: ProviderBody
+    ) -> Response[RegisteredProviderDocument]:
         row, created = await registrations.register_provider(
             request.user,
             registrations.ProviderRegistration(data.name, data.classification, list(data.capabilities), data.authority),
         )
-        return Response({"data": internal_provider_resource(row)}, status_code=201 if created else 200)
+        document = typed(RegisteredProviderDocument, {"data": internal_provider_resource(row)})
+        if created:
+            # Providers have no route of their own: `Location` is the list that shows it.
+            return Response(document, status_code=201, headers={"Location": "/internal/v1/context-engine/providers"})
+        return Response(document, status_code=200)
 
     @get("/", opt=INSPECT, summary="The workspace's registered providers (internal)")
-    async def list_providers(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
+    async def list_providers(self, request: Request[Principal, Any, Any]) -> RegisteredProviderList:
         rows = await registrations.workspace_providers(request.user)
-        return {"data": [internal_provider_resource(r) for r in rows], "page": {"next_cursor": None, "has_more": False}}
+        page = {"next_cursor": None, "has_more": False}
+        return typed(RegisteredProviderList, {"data": [internal_provider_resource(r) for r in rows], "page": page})
 
 
 class ContextContributionController(Controller):
@@ -101,7 +114,7 @@ class ContextContributionController(Controller):
         request: Request[Principal, Any, Any],
         data: ContributionBody,
         wait: int = Parameter(default=10, ge=0, le=30),
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[ContributionDocument]:
         answer = await service.contribute(
             request.user,
             msgspec.to_builtins(data),
@@ -109,8 +122,13 @@ class ContextContributionController(Controller):
             task_queue=request.app.state.settings.temporal_task_queue,
             wait_seconds=wait,
         )
-        return Response({"data": answer_resource(answer)}, status_code=answer.status_code)
+        document = typed(ContributionDocument, {"data": answer_resource(answer)})
+        if answer.status_code in (201, 202):
+            location = f"/internal/v1/context-engine/contributions/{document.data.id}"
+            return Response(document, status_code=answer.status_code, headers={"Location": location})
+        return Response(document, status_code=answer.status_code)
 
     @get("/{contribution_id:str}", opt=INSPECT, summary="One contribution: its state and decision (internal)")
-    async def contribution(self, request: Request[Principal, Any, Any], contribution_id: str) -> dict[str, Any]:
-        return {"data": contribution_resource(await service.get_contribution(request.user, contribution_id))}
+    async def contribution(self, request: Request[Principal, Any, Any], contribution_id: str) -> ContributionDocument:
+        row = await service.get_contribution(request.user, contribution_id)
+        return typed(ContributionDocument, {"data": contribution_resource(row)})

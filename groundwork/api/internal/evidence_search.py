@@ -11,6 +11,8 @@ from litestar import Controller, Request, Response, post
 from litestar.params import Parameter
 
 from groundwork.api.resources.evidence_search import source_resource, version_resource
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.internal import SourceContributionDocument
 from groundwork.domain.errors import FieldError, InvalidRequest
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.services.evidence_search import sources as corpus_sources
@@ -67,7 +69,7 @@ class CorpusSourceController(Controller):
         request: Request[Principal, Any, Any],
         data: CorpusSourceBody,
         wait: int = Parameter(default=10, ge=0, le=30),
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[SourceContributionDocument]:
         upload = corpus_sources.SourceUpload(
             project_id=data.project_id,
             uri=data.uri,
@@ -92,4 +94,9 @@ class CorpusSourceController(Controller):
                 "version": version_resource(contribution.version),
             }
         }
-        return Response(body, status_code=contribution.status_code)
+        document = typed(SourceContributionDocument, body)
+        if contribution.status_code in (201, 202):
+            # The internal API reads no source back: `Location` is the public list that shows it.
+            location = f"/api/v1/context/sources?project_id={contribution.version.project_id}"
+            return Response(document, status_code=contribution.status_code, headers={"Location": location})
+        return Response(document, status_code=contribution.status_code)

@@ -18,6 +18,16 @@ from groundwork.api.resources.context_engine import (
     provider_resource,
     search_resource,
 )
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.context_engine import (
+    BriefingDocument,
+    EvidenceList,
+    OverviewDocument,
+    PackageDocument,
+    PackageList,
+    PackageSearchDocument,
+    ProviderList,
+)
 from groundwork.api.rest.evidence_search import SubjectRefBody
 from groundwork.domain.context_engine.model import CONTRIBUTION_TYPES, PACKAGE_STATUSES
 from groundwork.domain.errors import FieldError, InvalidRequest
@@ -58,12 +68,12 @@ class ContextQueryController(Controller):
             "inside the briefing is measured against it, never against the clock. Read-only: no Idempotency-Key."
         ),
     )
-    async def query(self, request: Request[Principal, Any, Any], data: ContextQueryBody) -> dict[str, Any]:
+    async def query(self, request: Request[Principal, Any, Any], data: ContextQueryBody) -> BriefingDocument:
         subject = (data.subject_ref.type, data.subject_ref.id) if data.subject_ref is not None else None
         briefing = await briefings.query_context(
             request.user, data.question, project_id=data.project_id, subject=subject
         )
-        return {"data": briefing_resource(briefing)}
+        return typed(BriefingDocument, {"data": briefing_resource(briefing)})
 
 
 class ContextEngineController(Controller):
@@ -77,9 +87,9 @@ class ContextEngineController(Controller):
     )
     async def overview(
         self, request: Request[Principal, Any, Any], project_id: str | None = None, engagement_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> OverviewDocument:
         overview = await service.get_overview(request.user, project_id=project_id, engagement_id=engagement_id)
-        return {"data": overview_resource(overview)}
+        return typed(OverviewDocument, {"data": overview_resource(overview)})
 
     @get(
         "/search",
@@ -98,7 +108,7 @@ class ContextEngineController(Controller):
         engagement_id: str | None = None,
         limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> PackageSearchDocument:
         # `query` is a name Litestar reserves for the whole query string, so it is read here.
         search_query = request.query_params.get("query")
         if search_query is None:
@@ -109,7 +119,7 @@ class ContextEngineController(Controller):
                 search_query, project_id=project_id, engagement_id=engagement_id, limit=limit, cursor=cursor
             ),
         )
-        return search_resource(result)
+        return typed(PackageSearchDocument, search_resource(result))
 
     @get(
         "/packages",
@@ -126,12 +136,12 @@ class ContextEngineController(Controller):
         contribution_type: str | None = Parameter(default=None, schema_extra={"enum": list(CONTRIBUTION_TYPES)}),
         limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> PackageList:
         packages, page = await service.list_packages(
             request.user,
             service.PackageFilters(project_id, engagement_id, status, contribution_type, limit, cursor),
         )
-        return {"data": [package_resource(p) for p in packages], "page": page}
+        return typed(PackageList, {"data": [package_resource(p) for p in packages], "page": page})
 
     @get("/packages/{package_id:str}/evidence", opt=READ, summary="A package's evidence references (policy-safe)")
     async def evidence(
@@ -140,9 +150,9 @@ class ContextEngineController(Controller):
         package_id: str,
         limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> EvidenceList:
         items, page = await service.package_evidence(request.user, package_id, limit=limit, cursor=cursor)
-        return {"data": [evidence_resource(e) for e in items], "page": page}
+        return typed(EvidenceList, {"data": [evidence_resource(e) for e in items], "page": page})
 
     @get("/providers", opt=READ, summary="Contributing providers with coverage and freshness")
     async def providers(
@@ -152,12 +162,12 @@ class ContextEngineController(Controller):
         engagement_id: str | None = None,
         limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ProviderList:
         providers, page = await service.list_providers(
             request.user, project_id=project_id, engagement_id=engagement_id, limit=limit, cursor=cursor
         )
-        return {"data": [provider_resource(p) for p in providers], "page": page}
+        return typed(ProviderList, {"data": [provider_resource(p) for p in providers], "page": page})
 
     @get("/{package_id:str}", opt=READ, summary="One context package")
-    async def package(self, request: Request[Principal, Any, Any], package_id: str) -> dict[str, Any]:
-        return {"data": package_resource(await service.get_package(request.user, package_id))}
+    async def package(self, request: Request[Principal, Any, Any], package_id: str) -> PackageDocument:
+        return typed(PackageDocument, {"data": package_resource(await service.get_package(request.user, package_id))})

@@ -12,7 +12,16 @@ from litestar.params import Parameter
 from groundwork.api.documented import LIMIT, documented
 from groundwork.api.encoded_json import EncodedJSON
 from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_document, run_resource
-from groundwork.api.resources.enhancement_review import ApplyList, apply_list
+from groundwork.api.resources.enhancement_review import apply_list
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.enhancement import (
+    ArtifactList,
+    DraftList,
+    OperationDocument,
+    RunApplyList,
+    RunDocument,
+    RunList,
+)
 from groundwork.domain.enhancement.model import (
     ACTIONS,
     ARTIFACT_TYPES,
@@ -42,7 +51,9 @@ ActionFilter = Parameter(default=None, schema_extra={"enum": list(ACTIONS)})
 # Not finished within the wait: the run carries on; `Location` names its operation.
 PENDING = {
     202: ResponseSpec(
-        dict[str, Any], description="Accepted, still running: poll `Location` (`/api/v1/operations/{run_id}`)."
+        RunDocument,
+        description="Accepted, still running: poll `Location` (`/api/v1/operations/{run_id}`).",
+        generate_examples=False,
     )
 }
 
@@ -101,12 +112,15 @@ class CancelRunBody(msgspec.Struct, forbid_unknown_fields=True):
     confirm: Confirm | None = None
 
 
-def _answer(view: run_views.RunView, finished: bool, created: bool) -> Response[dict[str, Any]]:
+def _answer(view: run_views.RunView, finished: bool, created: bool) -> Response[RunDocument]:
+    document = typed(RunDocument, {"data": run_resource(view)})
+    if finished and created:
+        return Response(
+            document, status_code=201, headers={"Location": f"/api/v1/work-item-enhancements/{view.run.id}"}
+        )
     if finished:
-        return Response({"data": run_resource(view)}, status_code=201 if created else 200)
-    return Response(
-        {"data": run_resource(view)}, status_code=202, headers={"Location": f"/api/v1/operations/{view.run.id}"}
-    )
+        return Response(document, status_code=200)
+    return Response(document, status_code=202, headers={"Location": f"/api/v1/operations/{view.run.id}"})
 
 
 class EnhancementRunController(Controller):
@@ -122,7 +136,7 @@ class EnhancementRunController(Controller):
     )
     async def create_run(
         self, request: Request[Principal, Any, Any], data: CreateRunBody, wait: int | None = Wait
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[RunDocument]:
         view = await service.create_run(
             request.user,
             service.CreateRun(data.target.type, data.target.id, data.actions, data.instructions, data.confirm),
@@ -140,14 +154,14 @@ class EnhancementRunController(Controller):
         action: str | None = ActionFilter,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> RunList:
         views, page = await service.list_runs(
             request.user, state=run_state, target_id=target_id, action=action, limit=limit, cursor=cursor
         )
-        return {"data": [run_resource(v) for v in views], "page": page}
+        return typed(RunList, {"data": [run_resource(v) for v in views], "page": page})
 
     @get("/{run_id:str}", opt=READ, summary="Retrieve a run")
-    async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[dict[str, Any]]:
+    async def get_run(self, request: Request[Principal, Any, Any], run_id: str) -> Response[RunDocument]:
         view = await run_views.read_run(request.user, run_id)
         # The body is already JSON (kept with the view) and is sent as it is; the annotation documents the object.
         return EncodedJSON(run_document(view))
@@ -161,7 +175,7 @@ class EnhancementRunController(Controller):
     )
     async def run_action(
         self, request: Request[Principal, Any, Any], run_id: str, data: RunActionBody, wait: int | None = Wait
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[RunDocument]:
         view, finished = await service.run_action(
             request.user, run_id, data.action, data.instructions, data.confirm, wait, _idempotency_key(request)
         )
@@ -177,14 +191,12 @@ class EnhancementRunController(Controller):
         action: str | None = ActionFilter,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> DraftList:
         view, drafts, page = await outputs.list_drafts(
             request.user, run_id, field=field, apply_eligible=apply_eligible, action=action, limit=limit, cursor=cursor
         )
-        return {
-            "data": [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts],
-            "page": page,
-        }
+        data = [draft_resource(d, view.eligible[d.id], view.ineligible_reasons.get(d.id)) for d in drafts]
+        return typed(DraftList, {"data": data, "page": page})
 
     @get("/{run_id:str}/artifacts", opt=READ, summary="List artifacts")
     async def list_artifacts(
@@ -194,9 +206,9 @@ class EnhancementRunController(Controller):
         type: str | None = Parameter(default=None, schema_extra={"enum": list(ARTIFACT_TYPES)}),
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ArtifactList:
         rows, page = await outputs.list_artifacts(request.user, run_id, type=type, limit=limit, cursor=cursor)
-        return {"data": [artifact_resource(a) for a in rows], "page": page}
+        return typed(ArtifactList, {"data": [artifact_resource(a) for a in rows], "page": page})
 
     @post(
         "/{run_id:str}/apply",
@@ -205,9 +217,7 @@ class EnhancementRunController(Controller):
         status_code=200,
         responses=PENDING,
     )
-    async def apply(
-        self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody
-    ) -> Response[dict[str, Any]]:
+    async def apply(self, request: Request[Principal, Any, Any], run_id: str, data: ApplyBody) -> Response[RunDocument]:
         view, finished = await applies.apply_drafts(
             request.user, run_id, data.draft_ids, data.expected_target_version, data.confirm, _idempotency_key(request)
         )
@@ -216,9 +226,9 @@ class EnhancementRunController(Controller):
     @get("/{run_id:str}/applies", opt=READ, summary="List a run's applies (oldest first)")
     async def list_applies(
         self, request: Request[Principal, Any, Any], run_id: str, limit: int | None = LIMIT, cursor: str | None = None
-    ) -> ApplyList:
+    ) -> RunApplyList:
         rows, page = await apply_history.list_run_applies(request.user, run_id, limit=limit, cursor=cursor)
-        return apply_list(rows, page)
+        return typed(RunApplyList, {"data": msgspec.to_builtins(apply_list(rows, page).data), "page": page})
 
     @post(
         "/{run_id:str}/drafts/{draft_id:str}/reject",
@@ -228,9 +238,9 @@ class EnhancementRunController(Controller):
     )
     async def reject_draft(
         self, request: Request[Principal, Any, Any], run_id: str, draft_id: str, data: RejectDraftBody
-    ) -> dict[str, Any]:
+    ) -> RunDocument:
         view = await rejections.reject_draft(request.user, run_id, draft_id, data.reason, data.confirm)
-        return {"data": run_resource(view)}
+        return typed(RunDocument, {"data": run_resource(view)})
 
     @post(
         "/{run_id:str}/cancel",
@@ -241,7 +251,7 @@ class EnhancementRunController(Controller):
     )
     async def cancel_run(
         self, request: Request[Principal, Any, Any], run_id: str, data: CancelRunBody
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[RunDocument]:
         view, finished = await cancellations.cancel_run(request.user, run_id, data.confirm)
         return _answer(view, finished, created=False)
 
@@ -253,5 +263,5 @@ class EnhancementRunController(Controller):
     summary="Operation status of a run (its run id) or of a notification command (`op_...`)",
     tags=["operations"],
 )
-async def get_operation(request: Request[Principal, Any, Any], operation_id: str) -> dict[str, Any]:
-    return {"data": await operations.operation_status(request.user, operation_id)}
+async def get_operation(request: Request[Principal, Any, Any], operation_id: str) -> OperationDocument:
+    return typed(OperationDocument, {"data": await operations.operation_status(request.user, operation_id)})

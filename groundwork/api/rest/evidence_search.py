@@ -12,6 +12,8 @@ from litestar.serialization import encode_json
 from groundwork.api.documented import NOT_BLANK, SEARCHABLE, documented
 from groundwork.api.encoded_json import EncodedJSON
 from groundwork.api.resources.evidence_search import listed_source_resource, search_answer, stored_passage_resource
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.evidence_search import CorpusSourceList, PassageSearchList, StoredPassageDocument
 from groundwork.domain.evidence_search.corpus import MAX_QUERY_CHARS, SOURCE_KINDS, SUBJECT_TYPES
 from groundwork.domain.pagination import MAX_LIMIT
 from groundwork.domain.tenancy.principals import Principal
@@ -55,7 +57,9 @@ class ContextSearchController(Controller):
             'phrases", +required and -excluded. Returns stored passages only, never a synthesized answer.'
         ),
     )
-    async def search(self, request: Request[Principal, Any, Any], data: ContextSearchBody) -> Response[dict[str, Any]]:
+    async def search(
+        self, request: Request[Principal, Any, Any], data: ContextSearchBody
+    ) -> Response[PassageSearchList]:
         result = await corpus_search.search_corpus(
             request.user,
             corpus_search.CorpusSearch(
@@ -69,7 +73,7 @@ class ContextSearchController(Controller):
             ),
         )
         # Encoded here and sent as it is: Litestar's own response would rebuild headers for every search.
-        return EncodedJSON(encode_json(search_answer(result)))
+        return EncodedJSON(encode_json(typed(PassageSearchList, search_answer(result))))
 
     @get(
         "/passages/{passage_id:str}",
@@ -83,8 +87,9 @@ class ContextSearchController(Controller):
             "`active_passage_id` (the serving passage with its text, or null) and `active_version_id`."
         ),
     )
-    async def passage(self, request: Request[Principal, Any, Any], passage_id: str) -> dict[str, Any]:
-        return {"data": stored_passage_resource(await corpus_reads.get_passage(request.user, passage_id))}
+    async def passage(self, request: Request[Principal, Any, Any], passage_id: str) -> StoredPassageDocument:
+        passage = await corpus_reads.get_passage(request.user, passage_id)
+        return typed(StoredPassageDocument, {"data": stored_passage_resource(passage)})
 
     @get(
         "/sources",
@@ -103,8 +108,8 @@ class ContextSearchController(Controller):
         engagement_id: str | None = None,
         limit: int | None = Parameter(default=None, schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> CorpusSourceList:
         rows, page = await corpus_reads.list_sources(
             request.user, corpus_reads.SourceFilters(project_id, engagement_id, limit, cursor)
         )
-        return {"data": [listed_source_resource(r) for r in rows], "page": page}
+        return typed(CorpusSourceList, {"data": [listed_source_resource(r) for r in rows], "page": page})

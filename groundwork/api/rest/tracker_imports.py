@@ -6,8 +6,11 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
+from litestar.openapi import ResponseSpec
 
 from groundwork.api.documented import documented
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.work_items import ImportReportDocument, TrackerImportDocument
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.tenancy.scopes import WORKSPACE_ADMIN
 from groundwork.domain.times import timestamp
@@ -54,10 +57,18 @@ class ProjectImportController(Controller):
         "`GET` shows). Re-importing the same file changes nothing; a changed entry updates its item (a new "
         "version and a history entry). Bad entries are reported by position (array index from 1, or CSV row with "
         "the header as row 1). Scope `workspace:admin`.",
+        responses={
+            200: ResponseSpec(ImportReportDocument, description="Imported: the report.", generate_examples=False),
+            202: ResponseSpec(
+                TrackerImportDocument,
+                description="Queued as a workflow: `Location` is the import.",
+                generate_examples=False,
+            ),
+        },
     )
     async def import_export(
         self, request: Request[Principal, Any, Any], project_id: str, data: ImportBody
-    ) -> Response[dict[str, Any]]:
+    ) -> Response[ImportReportDocument | TrackerImportDocument]:
         outcome = await import_or_queue(
             request.user,
             project_id,
@@ -70,8 +81,9 @@ class ProjectImportController(Controller):
         )
         if isinstance(outcome, ImportRow):
             location = f"/api/v1/projects/{project_id}/imports/{outcome.id}"
-            return Response({"data": import_resource(outcome)}, status_code=202, headers={"Location": location})
-        return Response({"data": report_json(outcome)}, status_code=200)
+            document = typed(TrackerImportDocument, {"data": import_resource(outcome)})
+            return Response(document, status_code=202, headers={"Location": location})
+        return Response(typed(ImportReportDocument, {"data": report_json(outcome)}), status_code=200)
 
     @get(
         "/{import_id:str}",
@@ -81,5 +93,6 @@ class ProjectImportController(Controller):
     )
     async def get_import(
         self, request: Request[Principal, Any, Any], project_id: str, import_id: str
-    ) -> dict[str, Any]:
-        return {"data": import_resource(await import_jobs.get_import(request.user, project_id, import_id))}
+    ) -> TrackerImportDocument:
+        row = await import_jobs.get_import(request.user, project_id, import_id)
+        return typed(TrackerImportDocument, {"data": import_resource(row)})

@@ -5,10 +5,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, delete, get, patch, post
+from litestar import Controller, Request, Response, delete, get, patch, post
 from litestar.params import Parameter
 
 from groundwork.api.documented import HTTP_URL, LIMIT, documented
+from groundwork.api.rest.documents.common import created, typed
+from groundwork.api.rest.documents.webhooks import (
+    WebhookDeliveryDocument,
+    WebhookDeliveryList,
+    WebhookEndpointDocument,
+    WebhookEndpointList,
+)
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.times import timestamp
 from groundwork.domain.webhooks import (
@@ -121,6 +128,12 @@ def delivery_resource(row: DeliveryRow) -> dict[str, Any]:
     }
 
 
+def _accepted(row: DeliveryRow) -> Response[WebhookDeliveryDocument]:
+    # Delivery goes on in a workflow: `Location` is the delivery, whose status and attempts `GET` shows.
+    document = typed(WebhookDeliveryDocument, {"data": delivery_resource(row)})
+    return Response(document, status_code=202, headers={"Location": f"/api/v1/webhook-deliveries/{row.id}"})
+
+
 def _allow_private(request: Request[Principal, Any, Any]) -> bool:
     return bool(request.app.state.settings.webhook_allow_private)
 
@@ -130,13 +143,16 @@ class WebhookEndpointController(Controller):
     tags = ["webhooks"]
 
     @post("/", opt=ISSUE_SECRET, summary="Create an endpoint; the answer shows its secret, once")
-    async def create_endpoint(self, request: Request[Principal, Any, Any], data: CreateEndpointBody) -> dict[str, Any]:
+    async def create_endpoint(
+        self, request: Request[Principal, Any, Any], data: CreateEndpointBody
+    ) -> Response[WebhookEndpointDocument]:
         row = await service.create_endpoint(
             request.user,
             service.NewEndpoint(data.url, list(data.event_types), data.description),
             allow_private=_allow_private(request),
         )
-        return {"data": endpoint_resource(row, secret=True)}
+        document = typed(WebhookEndpointDocument, {"data": endpoint_resource(row, secret=True)})
+        return created(document, f"/api/v1/webhook-endpoints/{row.id}")
 
     @get("/", opt=MANAGE, summary="List the workspace's endpoints, newest first")
     async def list_endpoints(
@@ -144,18 +160,19 @@ class WebhookEndpointController(Controller):
         request: Request[Principal, Any, Any],
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> WebhookEndpointList:
         rows, page = await service.list_endpoints(request.user, limit=limit, cursor=cursor)
-        return {"data": [endpoint_resource(r) for r in rows], "page": page}
+        return typed(WebhookEndpointList, {"data": [endpoint_resource(r) for r in rows], "page": page})
 
     @get("/{endpoint_id:str}", opt=MANAGE, summary="Retrieve an endpoint")
-    async def get_endpoint(self, request: Request[Principal, Any, Any], endpoint_id: str) -> dict[str, Any]:
-        return {"data": endpoint_resource(await service.get_endpoint(request.user, endpoint_id))}
+    async def get_endpoint(self, request: Request[Principal, Any, Any], endpoint_id: str) -> WebhookEndpointDocument:
+        row = await service.get_endpoint(request.user, endpoint_id)
+        return typed(WebhookEndpointDocument, {"data": endpoint_resource(row)})
 
     @patch("/{endpoint_id:str}", opt=MANAGE, summary="Change url, event types, description or enabled")
     async def update_endpoint(
         self, request: Request[Principal, Any, Any], endpoint_id: str, data: UpdateEndpointBody
-    ) -> dict[str, Any]:
+    ) -> WebhookEndpointDocument:
         changes = service.EndpointChanges(
             url=_given(data.url),
             event_types=_given(data.event_types),
@@ -163,7 +180,7 @@ class WebhookEndpointController(Controller):
             enabled=_given(data.enabled),
         )
         row = await service.update_endpoint(request.user, endpoint_id, changes, allow_private=_allow_private(request))
-        return {"data": endpoint_resource(row)}
+        return typed(WebhookEndpointDocument, {"data": endpoint_resource(row)})
 
     @delete("/{endpoint_id:str}", opt=MANAGE, summary="Delete an endpoint and its delivery history")
     async def delete_endpoint(self, request: Request[Principal, Any, Any], endpoint_id: str) -> None:
@@ -175,9 +192,9 @@ class WebhookEndpointController(Controller):
         status_code=200,
         summary="Issue a new secret; the old one keeps signing for 24 h",
     )
-    async def rotate_secret(self, request: Request[Principal, Any, Any], endpoint_id: str) -> dict[str, Any]:
+    async def rotate_secret(self, request: Request[Principal, Any, Any], endpoint_id: str) -> WebhookEndpointDocument:
         row = await service.rotate_secret(request.user, endpoint_id)
-        return {"data": endpoint_resource(row, secret=True)}
+        return typed(WebhookEndpointDocument, {"data": endpoint_resource(row, secret=True)})
 
     @get("/{endpoint_id:str}/deliveries", opt=MANAGE, summary="Deliveries to an endpoint with their attempts")
     async def list_deliveries(
@@ -188,11 +205,11 @@ class WebhookEndpointController(Controller):
         event_type: str | None = Parameter(default=None, schema_extra={"enum": sorted(EVENT_TYPES)}),
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> WebhookDeliveryList:
         rows, page = await service.list_deliveries(
             request.user, endpoint_id, status=status, event_type=event_type, limit=limit, cursor=cursor
         )
-        return {"data": [delivery_resource(r) for r in rows], "page": page}
+        return typed(WebhookDeliveryList, {"data": [delivery_resource(r) for r in rows], "page": page})
 
     @post(
         "/{endpoint_id:str}/test",
@@ -200,9 +217,11 @@ class WebhookEndpointController(Controller):
         status_code=202,
         summary="Send a webhook.test event to this endpoint",
     )
-    async def send_test(self, request: Request[Principal, Any, Any], endpoint_id: str) -> dict[str, Any]:
+    async def send_test(
+        self, request: Request[Principal, Any, Any], endpoint_id: str
+    ) -> Response[WebhookDeliveryDocument]:
         row = await service.send_test(request.user, endpoint_id)
-        return {"data": delivery_resource(row)}
+        return _accepted(row)
 
 
 class WebhookDeliveryController(Controller):
@@ -210,8 +229,9 @@ class WebhookDeliveryController(Controller):
     tags = ["webhooks"]
 
     @get("/{delivery_id:str}", opt=MANAGE, summary="Retrieve a delivery with its attempts")
-    async def get_delivery(self, request: Request[Principal, Any, Any], delivery_id: str) -> dict[str, Any]:
-        return {"data": delivery_resource(await service.get_delivery(request.user, delivery_id))}
+    async def get_delivery(self, request: Request[Principal, Any, Any], delivery_id: str) -> WebhookDeliveryDocument:
+        row = await service.get_delivery(request.user, delivery_id)
+        return typed(WebhookDeliveryDocument, {"data": delivery_resource(row)})
 
     @post(
         "/{delivery_id:str}/redeliver",
@@ -219,6 +239,8 @@ class WebhookDeliveryController(Controller):
         status_code=202,
         summary="Send a finished delivery's event again (same webhook-id)",
     )
-    async def redeliver(self, request: Request[Principal, Any, Any], delivery_id: str) -> dict[str, Any]:
+    async def redeliver(
+        self, request: Request[Principal, Any, Any], delivery_id: str
+    ) -> Response[WebhookDeliveryDocument]:
         row = await service.redeliver(request.user, delivery_id)
-        return {"data": delivery_resource(row)}
+        return _accepted(row)

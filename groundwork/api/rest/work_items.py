@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, get, patch, post
+from litestar import Controller, Request, Response, get, patch, post
 from litestar.params import Parameter
 
 from groundwork.api.documented import LIMIT, documented, text
 from groundwork.api.resources.enhancement import change_resource, project_resource, work_item_resource
+from groundwork.api.rest.documents.common import created, typed
+from groundwork.api.rest.documents.work_items import ProjectList, WorkItemDocument, WorkItemHistory, WorkItemList
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.domain.work_items import FIELD_NAMES, MAX_ESTIMATE, MAX_TEXT_FIELD, MAX_TITLE, NUMBER_FIELDS, STATUSES
 from groundwork.services.work_items import items as service
@@ -63,9 +65,9 @@ class ProjectController(Controller):
     tags = ["projects"]
 
     @get("/", opt=READ, summary="The caller's visible projects with their engagement and portfolio")
-    async def list_projects(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
+    async def list_projects(self, request: Request[Principal, Any, Any]) -> ProjectList:
         rows = await service.list_projects(request.user)
-        return {"data": [project_resource(r) for r in rows]}
+        return typed(ProjectList, {"data": [project_resource(r) for r in rows]})
 
 
 class WorkItemController(Controller):
@@ -81,14 +83,16 @@ class WorkItemController(Controller):
         sprint: str | None = None,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> WorkItemList:
         items, page = await service.list_work_items(
             request.user, project_id=project_id, status=status, sprint=sprint, limit=limit, cursor=cursor
         )
-        return {"data": [work_item_resource(i) for i in items], "page": page}
+        return typed(WorkItemList, {"data": [work_item_resource(i) for i in items], "page": page})
 
     @post("/", opt={**WRITE, "idempotent": True}, summary="Create a work item")
-    async def create_work_item(self, request: Request[Principal, Any, Any], data: CreateWorkItemBody) -> dict[str, Any]:
+    async def create_work_item(
+        self, request: Request[Principal, Any, Any], data: CreateWorkItemBody
+    ) -> Response[WorkItemDocument]:
         item = await service.create_work_item(
             request.user,
             service.NewWorkItem(
@@ -96,16 +100,17 @@ class WorkItemController(Controller):
             ),
             source="rest",
         )
-        return {"data": work_item_resource(item)}
+        return created(typed(WorkItemDocument, {"data": work_item_resource(item)}), f"/api/v1/work-items/{item.id}")
 
     @get("/{work_item_id:str}", opt=READ, summary="Retrieve a work item")
-    async def get_work_item(self, request: Request[Principal, Any, Any], work_item_id: str) -> dict[str, Any]:
-        return {"data": work_item_resource(await service.get_work_item(request.user, work_item_id))}
+    async def get_work_item(self, request: Request[Principal, Any, Any], work_item_id: str) -> WorkItemDocument:
+        item = await service.get_work_item(request.user, work_item_id)
+        return typed(WorkItemDocument, {"data": work_item_resource(item)})
 
     @patch("/{work_item_id:str}", opt=WRITE, summary="Change a work item, guarded by expected_version")
     async def update_work_item(
         self, request: Request[Principal, Any, Any], work_item_id: str, data: UpdateWorkItemBody
-    ) -> dict[str, Any]:
+    ) -> WorkItemDocument:
         change = service.WorkItemChanges(
             expected_version=data.expected_version,
             title=_given(data.title),
@@ -116,9 +121,9 @@ class WorkItemController(Controller):
             fields=dict(data.fields) if data.fields is not msgspec.UNSET else None,
         )
         item = await service.update_work_item(request.user, work_item_id, change, source="rest")
-        return {"data": work_item_resource(item)}
+        return typed(WorkItemDocument, {"data": work_item_resource(item)})
 
     @get("/{work_item_id:str}/history", opt=READ, summary="The change history of a work item")
-    async def work_item_history(self, request: Request[Principal, Any, Any], work_item_id: str) -> dict[str, Any]:
+    async def work_item_history(self, request: Request[Principal, Any, Any], work_item_id: str) -> WorkItemHistory:
         rows = await service.work_item_history(request.user, work_item_id)
-        return {"data": [change_resource(r) for r in rows]}
+        return typed(WorkItemHistory, {"data": [change_resource(r) for r in rows]})

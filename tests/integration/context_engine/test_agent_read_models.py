@@ -16,6 +16,8 @@ from tests.integration.context_engine.helpers import body, contribute, get, regi
 ALLOWED_FIELDS = {
     "data",
     "page",
+    "nextCursor",
+    "hasMore",
     "next_cursor",
     "has_more",
     "id",

@@ -88,11 +88,11 @@ async def test_package_lists_filter_and_page_newest_first(
         seeded["fresh"]["entryId"],
     ]
     first = await get(client, workspace, key, "/api/v1/context-engine/packages", limit=2)
-    assert first["page"]["has_more"] is True and len(first["data"]) == 2
+    assert first["page"]["hasMore"] is True and len(first["data"]) == 2
     rest = await get(
-        client, workspace, key, "/api/v1/context-engine/packages", limit=2, cursor=first["page"]["next_cursor"]
+        client, workspace, key, "/api/v1/context-engine/packages", limit=2, cursor=first["page"]["nextCursor"]
     )
-    assert [p["id"] for p in rest["data"]] == [seeded["fresh"]["entryId"]] and rest["page"]["has_more"] is False
+    assert [p["id"] for p in rest["data"]] == [seeded["fresh"]["entryId"]] and rest["page"]["hasMore"] is False
     decisions = await get(client, workspace, key, "/api/v1/context-engine/packages", contribution_type="decision")
     assert [p["id"] for p in decisions["data"]] == [seeded["aging"]["entryId"]]
     engagement = await get(
@@ -131,11 +131,11 @@ async def test_package_search_ranks_counts_and_pages(
     assert [n["package"]["id"] for n in page["data"]["nodes"]] == ids[:2]
     assert page["data"]["nodes"][0]["score"] >= page["data"]["nodes"][1]["score"] > 0
     seen = [n["package"]["id"] for n in page["data"]["nodes"]]
-    cursor = page["page"]["next_cursor"]
+    cursor = page["page"]["nextCursor"]
     while cursor:
         more = await get(client, workspace, key, "/api/v1/context-engine/search", query="okapi", limit=2, cursor=cursor)
         seen += [n["package"]["id"] for n in more["data"]["nodes"]]
-        cursor = more["page"]["next_cursor"]
+        cursor = more["page"]["nextCursor"]
     assert seen == ids
     phrase = await get(client, workspace, key, "/api/v1/context-engine/search", query='"note 3"')
     assert [n["package"]["id"] for n in phrase["data"]["nodes"]] == [ids[3]]
@@ -153,7 +153,7 @@ async def test_package_search_ranks_counts_and_pages(
         key,
         "/api/v1/context-engine/search",
         query="note",
-        cursor=page["page"]["next_cursor"],
+        cursor=page["page"]["nextCursor"],
         expect=400,
     )
     assert foreign["errors"][0]["path"] == "cursor"
@@ -175,7 +175,7 @@ async def test_evidence_references_are_policy_safe_references_only(
     }  # no route: outside
     assert ref["provider"] == seeded["radar"]["id"] and ref["capability"] == "risks"
     assert ref["provenance"]["source"] == "risk-radar" and ref["freshness"]["status"] == "fresh"
-    assert refs["page"] == {"next_cursor": None, "has_more": False}
+    assert refs["page"] == {"nextCursor": None, "hasMore": False, "next_cursor": None, "has_more": False}
 
 
 async def test_providers_count_cover_and_age_over_what_the_caller_sees(

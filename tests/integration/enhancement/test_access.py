@@ -108,11 +108,11 @@ async def test_list_filters_and_pagination(
     first = (
         await client.get("/api/v1/work-item-enhancements", params={"limit": 2}, headers=workspace.headers(key))
     ).json()
-    assert first["page"]["has_more"] is True
+    assert first["page"]["hasMore"] is True
     rest = (
         await client.get(
             "/api/v1/work-item-enhancements",
-            params={"limit": 2, "cursor": first["page"]["next_cursor"]},
+            params={"limit": 2, "cursor": first["page"]["nextCursor"]},
             headers=workspace.headers(key),
         )
     ).json()

@@ -52,18 +52,18 @@ async def test_the_apply_history_lists_each_apply_with_every_fields_value_before
     owner_id = workspace.principals["owner"]
     assert all(a["actorId"] == owner_id and a["operationId"].startswith("apply_") for a in applies)
     assert applies[0]["appliedAt"] < applies[1]["appliedAt"]
-    assert listed.json()["page"] == {"next_cursor": None, "has_more": False}
+    assert listed.json()["page"] == {"nextCursor": None, "hasMore": False, "next_cursor": None, "has_more": False}
 
     # Keyset pages: one apply a page, the second page continues after the first.
     page_one = (await client.get(f"{BASE}/{run['id']}/applies?limit=1", headers=workspace.headers(key))).json()
-    assert page_one["data"] == applies[:1] and page_one["page"]["has_more"]
-    cursor = page_one["page"]["next_cursor"]
+    assert page_one["data"] == applies[:1] and page_one["page"]["hasMore"]
+    cursor = page_one["page"]["nextCursor"]
     page_two = (
         await client.get(
             f"{BASE}/{run['id']}/applies", params={"limit": 1, "cursor": cursor}, headers=workspace.headers(key)
         )
     ).json()
-    assert page_two["data"] == applies[1:] and not page_two["page"]["has_more"]
+    assert page_two["data"] == applies[1:] and not page_two["page"]["hasMore"]
 
     # The same through GraphQL (the run's `applies`) and MCP (`list_run_applies`).
     query = """query ($id: ID!) { workItemEnhancementRun(id: $id) { applies(first: 10) {

@@ -236,10 +236,10 @@ async def test_rest_pages_drafts_and_artifacts_with_cursors(
             ).json()
             assert len(page["data"]) <= size
             collected += [x["id"] for x in page["data"]]
-            if not page["page"]["has_more"]:
-                assert page["page"]["next_cursor"] is None
+            if not page["page"]["hasMore"]:
+                assert page["page"]["nextCursor"] is None
                 break
-            params = {"limit": size, "cursor": page["page"]["next_cursor"]}
+            params = {"limit": size, "cursor": page["page"]["nextCursor"]}
         assert collected == [x["id"] for x in run[kind]], kind
     forged = await client.get(
         f"/api/v1/work-item-enhancements/{run['id']}/drafts", params={"cursor": "nope"}, headers=workspace.headers(key)

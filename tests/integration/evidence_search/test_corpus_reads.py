@@ -113,7 +113,7 @@ async def test_sources_are_listed_with_their_document_dates_and_passage_counts(
     first = await get(
         client, workspace, viewer, "/api/v1/context/sources", project_id=workspace.projects["ALPHA"], limit=1
     )
-    assert first["page"]["has_more"] is True and len(first["data"]) == 1
+    assert first["page"]["hasMore"] is True and len(first["data"]) == 1
     refused = await client.get(
         "/api/v1/context/sources",
         params={"project_id": workspace.projects["BETA"]},

@@ -34,7 +34,7 @@ async def _pages(client: httpx.AsyncClient, workspace: Workspace, key: str, quer
     while True:
         answer = await search(client, workspace, key, query, limit=limit, **({"cursor": cursor} if cursor else {}))
         pages.append(answer)
-        cursor = answer["page"]["next_cursor"]
+        cursor = answer["page"]["nextCursor"]
         if cursor is None:
             return pages
 
@@ -44,7 +44,7 @@ def _assert_counts_agree(pages: list[Any]) -> list[str]:
     ids = [p["id"] for page in pages for p in page["data"]]
     assert len(ids) == len(set(ids))
     assert all(page["totalCount"] == len(ids) and page["truncated"] is False for page in pages)
-    assert [page["page"]["has_more"] for page in pages] == [True] * (len(pages) - 1) + [False]
+    assert [page["page"]["hasMore"] for page in pages] == [True] * (len(pages) - 1) + [False]
     return ids
 
 

@@ -21,8 +21,8 @@ async def _pages(client: httpx.AsyncClient, workspace: Workspace, key: str, quer
         extra: dict[str, Any] = {"limit": limit} | ({"cursor": cursor} if cursor else {})
         answer = await search(client, workspace, key, query, **extra)
         pages.append(answer)
-        cursor = answer["page"]["next_cursor"]
-        assert (cursor is not None) == answer["page"]["has_more"]
+        cursor = answer["page"]["nextCursor"]
+        assert (cursor is not None) == answer["page"]["hasMore"]
         if cursor is None:
             return pages
 
@@ -44,7 +44,7 @@ async def test_pagination_visits_every_hit_once_in_score_order(
     assert sorted(p["text"] for page in pages for p in page["data"]) == sorted(paragraphs)
 
     other = await search(client, workspace, key, "settlement", limit=5)
-    stale = await search(client, workspace, key, "ledger", cursor=other["page"]["next_cursor"], expect=400)
+    stale = await search(client, workspace, key, "ledger", cursor=other["page"]["nextCursor"], expect=400)
     assert stale["errors"][0]["path"] == "cursor"
 
 
@@ -58,7 +58,7 @@ async def test_a_forged_cursor_position_is_a_400_not_a_500(
     key = await workspace.key(admin=True)
     await contribute(workspace, "ALPHA", "kites.md", "\n\n".join(f"Kite {i} flies." for i in range(5)))
     first = await search(client, workspace, key, "kite", limit=2)
-    cursor = first["page"]["next_cursor"]
+    cursor = first["page"]["nextCursor"]
     position = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     assert set(position) == {"f", "s", "q", "o"}
     # The fingerprint is the real one, so only the forged value can make the cursor invalid.
@@ -79,7 +79,7 @@ async def test_hits_beyond_the_cap_are_unreachable_and_reported_as_truncated(
             client, workspace, key, "anvil", project="BETA", limit=100, **({"cursor": cursor} if cursor else {})
         )
         pages.append(answer)
-        cursor = answer["page"]["next_cursor"]
+        cursor = answer["page"]["nextCursor"]
         if cursor is None:
             break
     ids = [p["id"] for page in pages for p in page["data"]]

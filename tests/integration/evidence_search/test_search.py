@@ -108,7 +108,7 @@ async def test_the_answer_holds_stored_passages_and_nothing_synthesized(
     await contribute(workspace, "ALPHA", "runbooks/settlement.md", RUNBOOK)
     answer = await search(client, workspace, key, "settlement OR import PSP")
     assert set(answer) == {"data", "page", "truncated", "totalCount"}
-    assert set(answer["page"]) == {"next_cursor", "has_more"}
+    assert set(answer["page"]) == {"nextCursor", "hasMore", "next_cursor", "has_more"}
     assert answer["data"], "expected passages"
     stored = {
         r["id"]: r["text"]

@@ -47,7 +47,8 @@ async def test_each_allowed_move_answers_status_version_operation_and_is_audited
         )
         assert response.status_code == 200, response.text
         answer = response.json()["data"]
-        assert set(answer) == {"id", "status", "version", "operation_id"}
+        assert set(answer) == {"id", "status", "version", "operationId", "operation_id"}
+        assert answer["operation_id"] == answer["operationId"]  # the spec's name, beside it until 0.2
         assert (answer["id"], answer["status"], answer["version"]) == (created["id"], status, version + 1)
         assert answer["operation_id"].startswith("op_")
         operation = await client.get(f"/api/v1/operations/{answer['operation_id']}", headers=people.headers(people.bob))
@@ -183,9 +184,9 @@ async def test_list_is_newest_first_with_filters_keyset_pages_and_unread_count(
     assert (await command(client, people, people.bob, made[0]["id"], "read", expected_version=1)).status_code == 200
     first = await inbox(client, people, people.bob, limit=2)
     assert [n["id"] for n in first["data"]] == [made[2]["id"], made[1]["id"]]
-    assert first["unreadCount"] == 2 and first["page"]["has_more"] is True
-    rest = await inbox(client, people, people.bob, limit=2, cursor=first["page"]["next_cursor"])
-    assert [n["id"] for n in rest["data"]] == [made[0]["id"]] and rest["page"]["has_more"] is False
+    assert first["unreadCount"] == 2 and first["page"]["hasMore"] is True
+    rest = await inbox(client, people, people.bob, limit=2, cursor=first["page"]["nextCursor"])
+    assert [n["id"] for n in rest["data"]] == [made[0]["id"]] and rest["page"]["hasMore"] is False
     unread = await inbox(client, people, people.bob, status="unread")
     assert [n["id"] for n in unread["data"]] == [made[2]["id"], made[1]["id"]]
     assert (await inbox(client, people, people.bob, source_kind="webhooks"))["data"] == []
@@ -206,7 +207,7 @@ async def test_read_all_reads_up_to_a_point_one_audited_move_each(
     )
     assert response.status_code == 200, response.text
     answer = response.json()["data"]
-    assert answer["read"] == 2 and answer["has_more"] is False
+    assert answer["read"] == 2 and answer["hasMore"] is False and answer["has_more"] is False
     listed = await inbox(client, people, people.bob)
     assert {n["id"]: n["status"] for n in listed["data"]} == {
         made[0]["id"]: "read",

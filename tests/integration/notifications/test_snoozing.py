@@ -54,7 +54,8 @@ async def test_a_snoozed_notification_leaves_the_inbox_keeps_its_status_and_its_
     )  # fmt: skip
     assert answer.status_code == 200, answer.text
     snoozed = answer.json()["data"]
-    assert set(snoozed) == {"id", "status", "version", "operation_id", "snoozed_until"}
+    assert set(snoozed) == {"id", "status", "version", "operationId", "snoozedUntil", "operation_id", "snoozed_until"}
+    assert (snoozed["operationId"], snoozed["snoozedUntil"]) == (snoozed["operation_id"], snoozed["snoozed_until"])
     assert (snoozed["status"], snoozed["version"]) == ("unread", 2)
     until = datetime.fromisoformat(snoozed["snoozed_until"])
     assert timedelta(seconds=2) < until - datetime.now(UTC) <= timedelta(seconds=3)

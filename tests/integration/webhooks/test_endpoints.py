@@ -42,7 +42,7 @@ async def test_create_shows_the_secret_once_and_reads_never_show_it(
     one = await client.get(f"{BASE}/{created['id']}", headers=workspace.headers(key))
     assert one.status_code == 200 and "secret" not in one.json()["data"]
     listing = await client.get(BASE, headers=workspace.headers(key))
-    assert listing.json()["page"] == {"next_cursor": None, "has_more": False}
+    assert listing.json()["page"] == {"nextCursor": None, "hasMore": False, "next_cursor": None, "has_more": False}
     assert [e["id"] for e in listing.json()["data"]] == [created["id"]]
     assert created["secret"] not in listing.text
 
@@ -155,11 +155,11 @@ async def test_patch_delete_and_list_pagination(client: httpx.AsyncClient, works
         for i in range(3)
     ]
     page1 = (await client.get(f"{BASE}?limit=2", headers=workspace.headers(key))).json()
-    assert [e["id"] for e in page1["data"]] == ids[::-1][:2] and page1["page"]["has_more"] is True
+    assert [e["id"] for e in page1["data"]] == ids[::-1][:2] and page1["page"]["hasMore"] is True
     page2 = (
-        await client.get(f"{BASE}?limit=2&cursor={page1['page']['next_cursor']}", headers=workspace.headers(key))
+        await client.get(f"{BASE}?limit=2&cursor={page1['page']['nextCursor']}", headers=workspace.headers(key))
     ).json()
-    assert [e["id"] for e in page2["data"]] == [ids[0]] and page2["page"]["has_more"] is False
+    assert [e["id"] for e in page2["data"]] == [ids[0]] and page2["page"]["hasMore"] is False
     bad = await client.get(f"{BASE}?cursor=nope", headers=workspace.headers(key))
     assert bad.status_code == 400
 

@@ -155,10 +155,10 @@ async def test_list_is_newest_first_paginated_and_filtered(client: httpx.AsyncCl
         params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
         page = (await client.get("/api/v1/work-items", params=params, headers=workspace.headers(key))).json()
         seen += [i["id"] for i in page["data"]]
-        if not page["page"]["has_more"]:
-            assert page["page"]["next_cursor"] is None
+        if not page["page"]["hasMore"]:
+            assert page["page"]["nextCursor"] is None
             break
-        cursor = page["page"]["next_cursor"]
+        cursor = page["page"]["nextCursor"]
     assert seen == [i["id"] for i in reversed(created)]
     todo = (await client.get("/api/v1/work-items", params={"status": "todo"}, headers=workspace.headers(key))).json()
     assert {i["title"] for i in todo["data"]} == {"Item 1", "Item 3"}

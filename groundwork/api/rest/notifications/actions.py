@@ -12,8 +12,11 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 from litestar.enums import MediaType
+from litestar.openapi import ResponseSpec
 
 from groundwork.api.errors import groundwork_error_handler
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.notifications import ActionLinkDocument, CommandDocument, with_camel_names
 from groundwork.domain.errors import GroundworkError
 from groundwork.services.notifications import actions as service
 
@@ -42,7 +45,17 @@ def _keyring(request: Request[Any, Any, Any]) -> Any:
     return request.app.state.settings.keyring
 
 
-@get("/api/v1/notification-actions/{token:str}", opt=PUBLIC, tags=["notifications"], summary="Show an action link")
+@get(
+    "/api/v1/notification-actions/{token:str}",
+    opt=PUBLIC,
+    tags=["notifications"],
+    summary="Show an action link",
+    description="Contract v0.2 (preview). What the link would acknowledge; changes nothing. A browser "
+    "(`Accept: text/html`) gets a page with a button that uses the link.",
+    responses={
+        200: ResponseSpec(ActionLinkDocument, description="The notification the link acts on.", generate_examples=False)
+    },
+)
 async def show_action(request: Request[Any, Any, Any], token: str) -> Response[Any]:
     """What the link would do, with a button that does it; changes nothing."""
     try:
@@ -53,16 +66,8 @@ async def show_action(request: Request[Any, Any, Any], token: str) -> Response[A
         return groundwork_error_handler(request, error)
     if wants_html(request):
         return _page(notification.title, f"Acknowledge this notification? ({notification.status})", button=True)
-    return Response(
-        {
-            "data": {
-                "id": notification.id,
-                "status": notification.status,
-                "version": notification.version,
-                "title": notification.title,
-            }
-        }
-    )
+    link = {"id": notification.id, "status": notification.status, "version": notification.version}
+    return Response(typed(ActionLinkDocument, {"data": {**link, "title": notification.title}}))
 
 
 @post(
@@ -72,6 +77,7 @@ async def show_action(request: Request[Any, Any, Any], token: str) -> Response[A
     summary="Use an action link: acknowledge as the recipient (signed, single-use, expiring)",
     description="Contract v0.2 (preview). A sink may acknowledge, never dismiss.",
     status_code=200,
+    responses={200: ResponseSpec(CommandDocument, description="Acknowledged.", generate_examples=False)},
 )
 async def use_action(request: Request[Any, Any, Any], token: str) -> Response[Any]:
     """Acknowledge through the link, once."""
@@ -83,4 +89,4 @@ async def use_action(request: Request[Any, Any, Any], token: str) -> Response[An
         return groundwork_error_handler(request, error)
     if wants_html(request):
         return _page("Acknowledged", "The notification is acknowledged. You can close this page.")
-    return Response({"data": result.answer()})
+    return Response(typed(CommandDocument, {"data": with_camel_names(result.answer())}))

@@ -14,6 +14,17 @@ from litestar.params import Body, Parameter
 
 from groundwork.api.documented import HTTP_URL, LIMIT, documented
 from groundwork.api.resources.notifications import notification_detail, notification_resource
+from groundwork.api.rest.documents.common import typed
+from groundwork.api.rest.documents.notifications import (
+    BulkDocument,
+    CommandDocument,
+    NotificationDocument,
+    NotificationList,
+    PreferencesDocument,
+    ReadAllDocument,
+    SummaryDocument,
+    with_camel_names,
+)
 from groundwork.domain.notifications.feed import BULK_COMMANDS, MAX_BULK_ITEMS
 from groundwork.domain.notifications.inbox import (
     MAX_EXPECTED_VERSION,
@@ -135,9 +146,14 @@ class BulkBody(msgspec.Struct, forbid_unknown_fields=True):
     for_: Duration | None = msgspec.field(default=None, name="for")
 
 
+def command_document(answer: dict[str, Any]) -> CommandDocument:
+    """A command's answer with the camelCase names (and the spec's snake_case ones beside them)."""
+    return typed(CommandDocument, {"data": with_camel_names(answer)})
+
+
 async def _command(
     request: Request[Principal, Any, Any], notification_id: str, command: str, data: CommandBody | ConfirmedCommandBody
-) -> Any:
+) -> CommandDocument:
     result = await service.change_notification(
         request.user,
         notification_id,
@@ -147,7 +163,7 @@ async def _command(
         confirm=data.confirm,
         via="rest",
     )
-    return {"data": result.answer()}
+    return command_document(result.answer())
 
 
 class NotificationController(Controller):
@@ -166,7 +182,7 @@ class NotificationController(Controller):
         ),
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> NotificationList:
         rows, page, unread = await service.list_notifications(
             request.user,
             status=status,
@@ -176,7 +192,8 @@ class NotificationController(Controller):
             cursor=cursor,
             snoozed=snoozed,
         )
-        return {"data": [notification_resource(r, request.user) for r in rows], "page": page, "unreadCount": unread}
+        data = [notification_resource(r, request.user) for r in rows]
+        return typed(NotificationList, {"data": data, "page": page, "unreadCount": unread})
 
     @get(
         "/summary",
@@ -188,12 +205,13 @@ class NotificationController(Controller):
         self,
         request: Request[Principal, Any, Any],
         since: str | None = Parameter(default=None, schema_extra={"format": "date-time"}),
-    ) -> dict[str, Any]:
-        return {"data": await summary(request.user, since)}
+    ) -> SummaryDocument:
+        return typed(SummaryDocument, {"data": await summary(request.user, since)})
 
     @get("/preferences", opt=READ, summary="The caller's channel and delivery preferences", description=PREVIEW)
-    async def get_preferences(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
-        return {"data": (await preferences.get_preferences(request.user)).document()}
+    async def get_preferences(self, request: Request[Principal, Any, Any]) -> PreferencesDocument:
+        document = (await preferences.get_preferences(request.user)).document()
+        return typed(PreferencesDocument, {"data": document})
 
     @put(
         "/preferences",
@@ -205,19 +223,21 @@ class NotificationController(Controller):
         self,
         request: Request[Principal, Any, Any],
         data: Annotated[dict[str, Any], Body(schema_extra=PREFERENCES_SCHEMA)],
-    ) -> dict[str, Any]:
-        return {"data": (await preferences.put_preferences(request.user, data)).document()}
+    ) -> PreferencesDocument:
+        document = (await preferences.put_preferences(request.user, data)).document()
+        return typed(PreferencesDocument, {"data": document})
 
     @post(
         "/read-all",
         opt=OPERATE,
         summary="Read unread notifications up to a time, an id or a list cursor (one audited move each)",
-        description=PREVIEW + "At most 1,000 a call; `has_more` says whether to call again.",
+        description=PREVIEW + "At most 1,000 a call; `hasMore` says whether to call again.",
         status_code=200,
     )
-    async def read_all(self, request: Request[Principal, Any, Any], data: ReadAllBody) -> dict[str, Any]:
+    async def read_all(self, request: Request[Principal, Any, Any], data: ReadAllBody) -> ReadAllDocument:
         result = await service.read_all(request.user, data.up_to, via="rest")
-        return {"data": {"read": result.read, "operation_id": result.operation_id, "has_more": result.has_more}}
+        answer = {"read": result.read, "operation_id": result.operation_id, "has_more": result.has_more}
+        return typed(ReadAllDocument, {"data": with_camel_names(answer)})
 
     @post(
         "/bulk",
@@ -228,7 +248,7 @@ class NotificationController(Controller):
         "`confirm: true` for acknowledge, dismiss and snooze; `until` or `for` with snooze.",
         status_code=200,
     )
-    async def bulk(self, request: Request[Principal, Any, Any], data: BulkBody) -> dict[str, Any]:
+    async def bulk(self, request: Request[Principal, Any, Any], data: BulkBody) -> BulkDocument:
         result = await bulk_move(
             request.user,
             data.command,
@@ -239,12 +259,16 @@ class NotificationController(Controller):
             for_=data.for_,
             via="rest",
         )
-        return {"data": result.answer()}
+        answer = result.answer()
+        items = [with_camel_names(item) for item in answer["items"]]
+        return typed(BulkDocument, {"data": {**with_camel_names(answer), "items": items}})
 
     @get("/{notification_id:str}", opt=READ, summary="One notification with its history", description=PREVIEW)
-    async def get_notification(self, request: Request[Principal, Any, Any], notification_id: str) -> dict[str, Any]:
+    async def get_notification(
+        self, request: Request[Principal, Any, Any], notification_id: str
+    ) -> NotificationDocument:
         row, history = await service.get_notification(request.user, notification_id)
-        return {"data": notification_detail(row, history, request.user)}
+        return typed(NotificationDocument, {"data": notification_detail(row, history, request.user)})
 
     @post(
         "/{notification_id:str}/read",
@@ -253,7 +277,9 @@ class NotificationController(Controller):
         description=PREVIEW,
         status_code=200,
     )
-    async def read(self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody) -> Any:
+    async def read(
+        self, request: Request[Principal, Any, Any], notification_id: str, data: CommandBody
+    ) -> CommandDocument:
         return await _command(request, notification_id, "read", data)
 
     @post(
@@ -265,7 +291,7 @@ class NotificationController(Controller):
     )
     async def acknowledge(
         self, request: Request[Principal, Any, Any], notification_id: str, data: ConfirmedCommandBody
-    ) -> Any:
+    ) -> CommandDocument:
         return await _command(request, notification_id, "acknowledge", data)
 
     @post(
@@ -277,7 +303,7 @@ class NotificationController(Controller):
     )
     async def dismiss(
         self, request: Request[Principal, Any, Any], notification_id: str, data: ConfirmedCommandBody
-    ) -> Any:
+    ) -> CommandDocument:
         return await _command(request, notification_id, "dismiss", data)
 
     @post(
@@ -288,7 +314,9 @@ class NotificationController(Controller):
         '(`notification.updated` with `changed_fields: ["snoozedUntil"]`); its status does not change.',
         status_code=200,
     )
-    async def snooze(self, request: Request[Principal, Any, Any], notification_id: str, data: SnoozeBody) -> Any:
+    async def snooze(
+        self, request: Request[Principal, Any, Any], notification_id: str, data: SnoozeBody
+    ) -> CommandDocument:
         result = await snoozing.snooze_notification(
             request.user,
             notification_id,
@@ -299,7 +327,7 @@ class NotificationController(Controller):
             confirm=data.confirm,
             via="rest",
         )
-        return {"data": result.answer()}
+        return command_document(result.answer())
 
     @post(
         "/{notification_id:str}/unsnooze",
@@ -308,8 +336,10 @@ class NotificationController(Controller):
         description=PREVIEW,
         status_code=200,
     )
-    async def unsnooze(self, request: Request[Principal, Any, Any], notification_id: str, data: UnsnoozeBody) -> Any:
+    async def unsnooze(
+        self, request: Request[Principal, Any, Any], notification_id: str, data: UnsnoozeBody
+    ) -> CommandDocument:
         result = await snoozing.unsnooze_notification(
             request.user, notification_id, expected_version=data.expected_version, reason=data.reason, via="rest"
         )
-        return {"data": result.answer()}
+        return command_document(result.answer())

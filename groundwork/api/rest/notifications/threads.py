@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 
 from groundwork.api.documented import LIMIT, documented, text
 from groundwork.api.resources.notifications import message_resource, thread_resource
+from groundwork.api.rest.documents.common import created, typed
+from groundwork.api.rest.documents.notifications import MessageDocument, ThreadDocument, ThreadList, ThreadWithMessages
 from groundwork.domain.notifications.inbox import SCOPE_OPERATE, SCOPE_READ, SCOPE_WRITE
 from groundwork.domain.notifications.threads import MAX_BODY, MAX_TITLE, SUBJECT_TYPES
 from groundwork.domain.tenancy.principals import Principal
@@ -46,9 +48,9 @@ class MessageController(Controller):
         request: Request[Principal, Any, Any],
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ThreadList:
         rows, page = await service.list_threads(request.user, limit=limit, cursor=cursor)
-        return {"data": [thread_resource(t) for t in rows], "page": page}
+        return typed(ThreadList, {"data": [thread_resource(t) for t in rows], "page": page})
 
     @post(
         "/",
@@ -56,10 +58,12 @@ class MessageController(Controller):
         summary="Start a thread with its first message",
         description=PREVIEW + "Participants must share a project with you; a subject needs their visibility.",
     )
-    async def create_thread(self, request: Request[Principal, Any, Any], data: CreateThreadBody) -> dict[str, Any]:
+    async def create_thread(
+        self, request: Request[Principal, Any, Any], data: CreateThreadBody
+    ) -> Response[ThreadDocument]:
         subject = {"type": data.subject_ref.type, "id": data.subject_ref.id} if data.subject_ref else None
         thread = await service.create_thread(request.user, data.title, data.participant_ids, subject, data.body)
-        return {"data": thread_resource(thread)}
+        return created(typed(ThreadDocument, {"data": thread_resource(thread)}), f"/api/v1/messages/{thread.id}")
 
     @get("/{thread_id:str}", opt=READ, summary="A thread with its messages, newest first", description=PREVIEW)
     async def get_thread(
@@ -68,9 +72,10 @@ class MessageController(Controller):
         thread_id: str,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ThreadWithMessages:
         thread, messages, page = await service.get_thread(request.user, thread_id, limit=limit, cursor=cursor)
-        return {"data": {**thread_resource(thread), "messages": [message_resource(m) for m in messages]}, "page": page}
+        data = {**thread_resource(thread), "messages": [message_resource(m) for m in messages]}
+        return typed(ThreadWithMessages, {"data": data, "page": page})
 
     @post(
         "/{thread_id:str}/messages",
@@ -80,8 +85,10 @@ class MessageController(Controller):
     )
     async def post_message(
         self, request: Request[Principal, Any, Any], thread_id: str, data: PostMessageBody
-    ) -> dict[str, Any]:
-        return {"data": message_resource(await service.post_message(request.user, thread_id, data.body))}
+    ) -> Response[MessageDocument]:
+        message = await service.post_message(request.user, thread_id, data.body)
+        # A message has no route of its own: `Location` is its thread, which lists it.
+        return created(typed(MessageDocument, {"data": message_resource(message)}), f"/api/v1/messages/{thread_id}")
 
     @post(
         "/{thread_id:str}/read",
@@ -90,5 +97,6 @@ class MessageController(Controller):
         description=PREVIEW,
         status_code=200,
     )
-    async def read_thread(self, request: Request[Principal, Any, Any], thread_id: str) -> dict[str, Any]:
-        return {"data": thread_resource(await service.mark_thread_read(request.user, thread_id))}
+    async def read_thread(self, request: Request[Principal, Any, Any], thread_id: str) -> ThreadDocument:
+        thread = await service.mark_thread_read(request.user, thread_id)
+        return typed(ThreadDocument, {"data": thread_resource(thread)})

@@ -5,10 +5,18 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, Request, get, patch, post
+from litestar import Controller, Request, Response, get, patch, post
 
 from groundwork.api.documented import LIMIT, documented, text
 from groundwork.api.resources.tenancy import admin_project_resource, engagement_resource, portfolio_resource
+from groundwork.api.rest.documents.common import created, typed
+from groundwork.api.rest.documents.tenancy import (
+    AdminProjectDocument,
+    EngagementDocument,
+    EngagementList,
+    PortfolioDocument,
+    PortfolioList,
+)
 from groundwork.api.rest.work_items import ProjectController
 from groundwork.domain.tenancy.administration import MAX_NAME
 from groundwork.domain.tenancy.principals import Principal
@@ -50,15 +58,18 @@ class PortfolioController(Controller):
     tags = ["administration"]
 
     @post("/", opt=ADMIN_WRITE, summary="Add a portfolio", description=ADMIN_ONLY)
-    async def create_portfolio(self, request: Request[Principal, Any, Any], data: NewPortfolioBody) -> dict[str, Any]:
-        return {"data": portfolio_resource(await service.create_portfolio(request.user, data.name))}
+    async def create_portfolio(
+        self, request: Request[Principal, Any, Any], data: NewPortfolioBody
+    ) -> Response[PortfolioDocument]:
+        row = await service.create_portfolio(request.user, data.name)
+        return created(typed(PortfolioDocument, {"data": portfolio_resource(row)}), "/api/v1/portfolios")
 
     @get("/", opt=ADMIN, summary="The workspace's portfolios, newest first", description=ADMIN_ONLY)
     async def list_portfolios(
         self, request: Request[Principal, Any, Any], limit: int | None = LIMIT, cursor: str | None = None
-    ) -> dict[str, Any]:
+    ) -> PortfolioList:
         rows, page = await service.list_portfolios(request.user, limit=limit, cursor=cursor)
-        return {"data": [portfolio_resource(r) for r in rows], "page": page}
+        return typed(PortfolioList, {"data": [portfolio_resource(r) for r in rows], "page": page})
 
 
 class EngagementController(Controller):
@@ -66,9 +77,12 @@ class EngagementController(Controller):
     tags = ["administration"]
 
     @post("/", opt=ADMIN_WRITE, summary="Add an engagement under a portfolio", description=ADMIN_ONLY)
-    async def create_engagement(self, request: Request[Principal, Any, Any], data: NewEngagementBody) -> dict[str, Any]:
+    async def create_engagement(
+        self, request: Request[Principal, Any, Any], data: NewEngagementBody
+    ) -> Response[EngagementDocument]:
         row = await service.create_engagement(request.user, data.name, data.portfolio_id)
-        return {"data": engagement_resource(row)}
+        location = f"/api/v1/engagements?portfolio_id={row.portfolio_id}"
+        return created(typed(EngagementDocument, {"data": engagement_resource(row)}), location)
 
     @get("/", opt=ADMIN, summary="The workspace's engagements (of one portfolio), newest first", description=ADMIN_ONLY)
     async def list_engagements(
@@ -77,9 +91,9 @@ class EngagementController(Controller):
         portfolio_id: str | None = None,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> EngagementList:
         rows, page = await service.list_engagements(request.user, portfolio_id=portfolio_id, limit=limit, cursor=cursor)
-        return {"data": [engagement_resource(r) for r in rows], "page": page}
+        return typed(EngagementList, {"data": [engagement_resource(r) for r in rows], "page": page})
 
 
 class ProjectAdministrationController(ProjectController):
@@ -93,9 +107,11 @@ class ProjectAdministrationController(ProjectController):
         + " "
         + ADMIN_ONLY,
     )
-    async def create_project(self, request: Request[Principal, Any, Any], data: NewProjectBody) -> dict[str, Any]:
+    async def create_project(
+        self, request: Request[Principal, Any, Any], data: NewProjectBody
+    ) -> Response[AdminProjectDocument]:
         row = await service.create_project(request.user, data.key, data.name, data.engagement_id)
-        return {"data": admin_project_resource(row)}
+        return created(typed(AdminProjectDocument, {"data": admin_project_resource(row)}), "/api/v1/projects")
 
     @patch(
         "/{project_id:str}",
@@ -107,6 +123,6 @@ class ProjectAdministrationController(ProjectController):
     )
     async def update_project(
         self, request: Request[Principal, Any, Any], project_id: str, data: ProjectChangesBody
-    ) -> dict[str, Any]:
+    ) -> AdminProjectDocument:
         row = await service.update_project(request.user, project_id, data.name, data.archived)
-        return {"data": admin_project_resource(row)}
+        return typed(AdminProjectDocument, {"data": admin_project_resource(row)})

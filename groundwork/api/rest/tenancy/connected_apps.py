@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 
 from groundwork.api.documented import LIMIT, documented, text
 from groundwork.api.resources.notifications import app_resource
+from groundwork.api.rest.documents.common import created, typed
+from groundwork.api.rest.documents.tenancy import ConnectedAppDocument, ConnectedAppList
 from groundwork.domain.tenancy.connected_apps import (
     AUTHORITY_FIELDS,
     CONFLICT_BEHAVIOURS,
@@ -53,8 +55,11 @@ class ConnectedAppController(Controller):
         summary="Register an app with its declaration (direction, field authority, provenance, conflict)",
         description="Its keys work only once it is activated.",
     )
-    async def register(self, request: Request[Principal, Any, Any], data: RegisterAppBody) -> dict[str, Any]:
-        return {"data": app_resource(await service.register_app(request.user, msgspec.structs.asdict(data)))}
+    async def register(
+        self, request: Request[Principal, Any, Any], data: RegisterAppBody
+    ) -> Response[ConnectedAppDocument]:
+        app = await service.register_app(request.user, msgspec.structs.asdict(data))
+        return created(typed(ConnectedAppDocument, {"data": app_resource(app)}), f"/api/v1/connected-apps/{app.id}")
 
     @get("/", opt=MANAGE, summary="The workspace's connected apps")
     async def list_apps(
@@ -62,19 +67,20 @@ class ConnectedAppController(Controller):
         request: Request[Principal, Any, Any],
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ConnectedAppList:
         rows, page = await service.list_apps(request.user, limit=limit, cursor=cursor)
-        return {"data": [app_resource(a) for a in rows], "page": page}
+        return typed(ConnectedAppList, {"data": [app_resource(a) for a in rows], "page": page})
 
     @get("/{app_id:str}", opt=MANAGE, summary="One connected app")
-    async def get_app(self, request: Request[Principal, Any, Any], app_id: str) -> dict[str, Any]:
-        return {"data": app_resource(await service.get_app(request.user, app_id))}
+    async def get_app(self, request: Request[Principal, Any, Any], app_id: str) -> ConnectedAppDocument:
+        return typed(ConnectedAppDocument, {"data": app_resource(await service.get_app(request.user, app_id))})
 
     @post(
         "/{app_id:str}/activate", opt=MANAGE_WRITE, summary="Activate an app: its keys start working", status_code=200
     )
-    async def activate(self, request: Request[Principal, Any, Any], app_id: str) -> dict[str, Any]:
-        return {"data": app_resource(await service.set_app_status(request.user, app_id, "active"))}
+    async def activate(self, request: Request[Principal, Any, Any], app_id: str) -> ConnectedAppDocument:
+        app = await service.set_app_status(request.user, app_id, "active")
+        return typed(ConnectedAppDocument, {"data": app_resource(app)})
 
     @post(
         "/{app_id:str}/deactivate",
@@ -82,5 +88,6 @@ class ConnectedAppController(Controller):
         summary="Deactivate an app: its keys stop working",
         status_code=200,
     )
-    async def deactivate(self, request: Request[Principal, Any, Any], app_id: str) -> dict[str, Any]:
-        return {"data": app_resource(await service.set_app_status(request.user, app_id, "inactive"))}
+    async def deactivate(self, request: Request[Principal, Any, Any], app_id: str) -> ConnectedAppDocument:
+        app = await service.set_app_status(request.user, app_id, "inactive")
+        return typed(ConnectedAppDocument, {"data": app_resource(app)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, Request, delete, get, post, put
+from litestar import Controller, Request, Response, delete, get, post, put
 from litestar.params import Parameter
 
 from groundwork.api.documented import LIMIT, documented, text
@@ -14,6 +14,14 @@ from groundwork.api.resources.tenancy import (
     me_resource,
     member_resource,
     principal_resource,
+)
+from groundwork.api.rest.documents.common import created, typed
+from groundwork.api.rest.documents.tenancy import (
+    DirectoryList,
+    MeDocument,
+    MemberDocument,
+    MemberList,
+    PrincipalDocument,
 )
 from groundwork.domain.tenancy.administration import ADMINISTERED_KINDS, MAX_NAME, MAX_QUERY, ROLES
 from groundwork.domain.tenancy.principals import Principal
@@ -43,8 +51,8 @@ class MeController(Controller):
     tags = ["people"]
 
     @get("/", opt={"scope": None}, summary="The caller: principal, workspace, scopes and project roles")
-    async def me(self, request: Request[Principal, Any, Any]) -> dict[str, Any]:
-        return {"data": me_resource(await service.me(request.user))}
+    async def me(self, request: Request[Principal, Any, Any]) -> MeDocument:
+        return typed(MeDocument, {"data": me_resource(await service.me(request.user))})
 
 
 class PrincipalController(Controller):
@@ -65,15 +73,18 @@ class PrincipalController(Controller):
         project_id: str | None = None,
         limit: int | None = LIMIT,
         cursor: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> DirectoryList:
         rows, page = await service.directory(
             request.user, query=name_query, project_id=project_id, limit=limit, cursor=cursor
         )
-        return {"data": [directory_resource(r) for r in rows], "page": page}
+        return typed(DirectoryList, {"data": [directory_resource(r) for r in rows], "page": page})
 
     @post("/", opt=ADMIN_WRITE, summary="Add a principal (no key, no membership)", description=ADMIN_ONLY)
-    async def create_principal(self, request: Request[Principal, Any, Any], data: NewPrincipalBody) -> dict[str, Any]:
-        return {"data": principal_resource(await service.create_principal(request.user, data.name, data.kind))}
+    async def create_principal(
+        self, request: Request[Principal, Any, Any], data: NewPrincipalBody
+    ) -> Response[PrincipalDocument]:
+        row = await service.create_principal(request.user, data.name, data.kind)
+        return created(typed(PrincipalDocument, {"data": principal_resource(row)}), "/api/v1/principals")
 
 
 class ProjectMemberController(Controller):
@@ -81,8 +92,9 @@ class ProjectMemberController(Controller):
     tags = ["administration"]
 
     @get("/", opt=ADMIN, summary="A project's members and their roles", description=ADMIN_ONLY)
-    async def list_members(self, request: Request[Principal, Any, Any], project_id: str) -> dict[str, Any]:
-        return {"data": [member_resource(m) for m in await service.members(request.user, project_id)]}
+    async def list_members(self, request: Request[Principal, Any, Any], project_id: str) -> MemberList:
+        members = await service.members(request.user, project_id)
+        return typed(MemberList, {"data": [member_resource(m) for m in members]})
 
     @put(
         "/{principal_id:str}",
@@ -92,8 +104,9 @@ class ProjectMemberController(Controller):
     )
     async def set_member(
         self, request: Request[Principal, Any, Any], project_id: str, principal_id: str, data: MemberBody
-    ) -> dict[str, Any]:
-        return {"data": member_resource(await service.set_member(request.user, project_id, principal_id, data.role))}
+    ) -> MemberDocument:
+        member = await service.set_member(request.user, project_id, principal_id, data.role)
+        return typed(MemberDocument, {"data": member_resource(member)})
 
     @delete(
         "/{principal_id:str}", opt=ADMIN, summary="Take a principal's role on the project away", description=ADMIN_ONLY
