@@ -52,8 +52,9 @@ def problem(
 def groundwork_error_handler(_: Request[Any, Any, Any], exc: GroundworkError) -> Response[dict[str, Any]]:
     """Render a domain error."""
     retry_after = getattr(exc, "retry_after_seconds", None)  # 429, 503 and 409 idempotency_key_in_use
-    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
-    return problem(exc.status, exc.code, exc.title, exc.detail, headers, **exc.extra)
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+    headers.update(getattr(exc, "headers", None) or {})  # a rate limit's own fields
+    return problem(exc.status, exc.code, exc.title, exc.detail, headers or None, **exc.extra)
 
 
 def _validation_errors(exc: ValidationException) -> list[dict[str, str]]:

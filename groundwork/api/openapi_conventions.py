@@ -122,7 +122,7 @@ def _headers(operation: Operation) -> None:
             headers["Location"] = _LOCATION
         if status == "401":
             headers["WWW-Authenticate"] = _WWW_AUTHENTICATE
-        if limited and status.startswith("2"):
+        if limited and (status.startswith("2") or status == "429"):
             headers["RateLimit-Policy"] = _RATE_LIMIT_POLICY
             headers["RateLimit"] = _RATE_LIMIT
         response.headers = headers or None

@@ -93,19 +93,24 @@ class RateLimitMiddleware(ASGIMiddleware):
     def __init__(self, buckets: TokenBuckets) -> None:
         self.buckets = buckets
 
+    def fields(self, key: str) -> dict[str, str]:
+        """The `RateLimit-Policy` and `RateLimit` fields of a key's quota as it stands."""
+        left, reset = self.buckets.remaining(key)
+        return {"RateLimit-Policy": self.buckets.policy(), "RateLimit": f'"{POLICY}";r={left};t={reset}'}
+
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         principal = scope.get("user")
         if not isinstance(principal, Principal):
             await next_app(scope, receive, send)
             return
         key = principal.api_key_id
-        refuse_if_waiting(self.buckets.take(key))
-        policy = self.buckets.policy().encode("ascii")
+        wait = self.buckets.take(key)
+        if wait > 0:  # the refusal carries the quota too, so a client learns when it is full again
+            raise RateLimited(max(1, math.ceil(wait)), self.fields(key))
 
         async def send_with_limits(message: Message) -> None:
             if message["type"] == "http.response.start":
-                left, reset = self.buckets.remaining(key)
-                limits = [(b"ratelimit-policy", policy), (b"ratelimit", f'"{POLICY}";r={left};t={reset}'.encode())]
+                limits = [(name.lower().encode(), value.encode()) for name, value in self.fields(key).items()]
                 message = {**message, "headers": [*message.get("headers", ()), *limits]}
             await send(message)
 

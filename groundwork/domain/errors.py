@@ -165,6 +165,8 @@ class RateLimited(GroundworkError):
     code = "rate_limited"
     title = "Too many requests"
 
-    def __init__(self, retry_after_seconds: int) -> None:
+    def __init__(self, retry_after_seconds: int, headers: dict[str, str] | None = None) -> None:
         super().__init__(f"Rate limit exceeded; retry after {retry_after_seconds} s.")
         self.retry_after_seconds = retry_after_seconds
+        # The quota's own header fields (`RateLimit-Policy`, `RateLimit`) when a per-key limit refused.
+        self.headers = headers or {}

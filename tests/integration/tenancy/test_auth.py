@@ -153,6 +153,9 @@ async def test_a_key_past_its_rate_limit_gets_429_with_retry_after(settings, wor
     assert [r.status_code for r in statuses] == [200, 200, 200, 429]
     assert statuses[-1].json()["code"] == "rate_limited"
     assert int(statuses[-1].headers["retry-after"]) >= 1
+    # Every answer states the quota and what is left of it (IETF RateLimit fields), the refusal included.
+    assert {r.headers["ratelimit-policy"] for r in statuses} == {'"per-key";q=3;w=60'}
+    assert [r.headers["ratelimit"].split(";")[1] for r in statuses] == ["r=2", "r=1", "r=0", "r=0"]
 
 
 async def test_requests_without_a_valid_key_are_rate_limited_per_client_address(settings, workspace: Workspace) -> None:
