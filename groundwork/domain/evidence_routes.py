@@ -19,6 +19,10 @@ OPENING_ROUTES = {
 }
 
 
+# Every kind an evidence reference has anywhere in Groundwork: those a route opens, and those pointing outside.
+EVIDENCE_KINDS: tuple[str, ...] = (*OPENING_ROUTES, "external", "code_context")
+
+
 def opening_route(kind: str, reference_id: str) -> str | None:
     """The API path that opens a reference of `kind`, or None for a kind that points outside Groundwork."""
     route = OPENING_ROUTES.get(kind)

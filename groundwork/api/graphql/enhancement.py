@@ -12,6 +12,7 @@ from strawberry.types import Info
 from groundwork.api.graphql.connections import DEPRECATED_UNTIL, Edge, PageInfo, connection_fields
 from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
 from groundwork.api.graphql.enums import (
+    EvidenceKind,
     WorkItemEnhancementAction,
     WorkItemEnhancementArtifactType,
     WorkItemEnhancementDraftField,
@@ -35,7 +36,7 @@ _REVIEW = "groundwork.api.graphql.enhancement_review"
 
 @strawberry.type
 class EvidenceRef:
-    kind: str
+    kind: EvidenceKind
     id: strawberry.ID
     href: str | None = strawberry.field(description="The API path that opens it (null for an external reference).")
 

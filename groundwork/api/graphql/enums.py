@@ -26,6 +26,7 @@ from groundwork.domain.context_engine.model import (
     REFERENCE_KINDS,
 )
 from groundwork.domain.enhancement.model import ACTIONS, ARTIFACT_TYPES, DRAFT_FIELDS, RUN_STATES
+from groundwork.domain.evidence_routes import EVIDENCE_KINDS
 from groundwork.domain.evidence_search.corpus import PROVENANCE_QUALITIES, SUBJECT_TYPES
 from groundwork.domain.evidence_search.corpus import SOURCE_KINDS as CORPUS_SOURCE_KINDS
 from groundwork.domain.evidence_search.document_dates import DATE_SOURCES
@@ -98,6 +99,7 @@ if TYPE_CHECKING:
     ProviderAuthority: TypeAlias = str
     ContentClass: TypeAlias = str
     ReferenceKind: TypeAlias = str
+    EvidenceKind: TypeAlias = str
     BriefingAnswer: TypeAlias = str
     ProvenanceQuality: TypeAlias = str
     DocumentDateSource: TypeAlias = str
@@ -347,6 +349,20 @@ else:
             "work_item": "A work item.",
             "work_item_history": "A change in a work item's history.",
             "external": "Something outside Groundwork.",
+        },
+    )
+    EvidenceKind = closed_set(
+        "EvidenceKind",
+        "What a draft's or artifact's evidence reference points at.",
+        EVIDENCE_KINDS,
+        {
+            "passage": "A corpus passage: `GET /api/v1/context/passages/{id}` opens it.",
+            "work_item": "A work item: `GET /api/v1/work-items/{id}`.",
+            "work_item_history": "A change in a work item's history (`<work item id>@<version after>`).",
+            "context_package": "A governed context package: `GET /api/v1/context-engine/{id}`.",
+            "package": "A governed context package (the name briefings use).",
+            "external": "Something outside Groundwork: no route opens it.",
+            "code_context": "Code context from outside Groundwork: no route opens it.",
         },
     )
     BriefingAnswer = closed_set(
