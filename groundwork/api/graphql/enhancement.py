@@ -265,7 +265,8 @@ class WorkItemEnhancementRunConnection:
     )
 
 
-def _idempotency_key(info: Info[GraphQLContext, Any], given: str | None) -> str | None:
+def idempotency_key(info: Info[GraphQLContext, Any], given: str | None) -> str | None:
+    """The mutation's idempotency key: its input's, else the request's `Idempotency-Key` header."""
     request = info.context.request
     return given or (request.headers.get("idempotency-key") if request is not None else None)
 
@@ -278,16 +279,12 @@ async def _run_or_none(principal: Principal, outcome: dict[str, Any]) -> WorkIte
     return WorkItemEnhancementRun.of(await run_views.load_run(principal, run_id))
 
 
-PayloadT = TypeVar(
-    "PayloadT",
-    "CreateWorkItemEnhancementRunPayload",
-    "RunWorkItemEnhancementActionPayload",
-    "ApplyWorkItemEnhancementDraftsPayload",
-)
+# The payload of an enhancement mutation: `ok`, `idempotencyReplayed`, `run`, `errors` (and `pending` on some).
+PayloadT = TypeVar("PayloadT")
 
 
-async def _mutate(
-    payload: type[PayloadT],
+async def mutate(
+    payload: Callable[..., PayloadT],
     info: Info[GraphQLContext, Any],
     scope: str,
     key: str | None,
@@ -307,7 +304,7 @@ async def _mutate(
             ok=False,
             idempotency_replayed=False,
             run=None,
-            errors=refused(error),  # type: ignore[arg-type]
+            errors=refused(error),
         )
     result = payload(
         ok="error" not in outcome,
@@ -316,7 +313,7 @@ async def _mutate(
         errors=mutation_errors(outcome),
     )
     if outcome.get("pending") and hasattr(result, "pending"):
-        result.pending = True
+        result.pending = True  # type: ignore[attr-defined]
     return result
 
 
@@ -324,7 +321,7 @@ async def create_work_item_enhancement_run(
     info: Info[GraphQLContext, Any], input: CreateWorkItemEnhancementRunInput
 ) -> CreateWorkItemEnhancementRunPayload:
     """Create a run (needs confirm: true and an idempotency key)."""
-    key = _idempotency_key(info, input.idempotency_key)
+    key = idempotency_key(info, input.idempotency_key)
 
     async def create(principal: Principal) -> dict[str, Any]:
         view = await service.create_run(
@@ -343,7 +340,7 @@ async def create_work_item_enhancement_run(
         "instructions": input.instructions,
         "confirm": input.confirm,
     }
-    return await _mutate(
+    return await mutate(
         CreateWorkItemEnhancementRunPayload,
         info,
         SCOPE_RUN,
@@ -358,7 +355,7 @@ async def run_work_item_enhancement_action(
     info: Info[GraphQLContext, Any], input: RunWorkItemEnhancementActionInput
 ) -> RunWorkItemEnhancementActionPayload:
     """Run one more action on a reviewable run."""
-    key = _idempotency_key(info, input.idempotency_key)
+    key = idempotency_key(info, input.idempotency_key)
 
     async def act(principal: Principal) -> dict[str, Any]:
         view, finished = await service.run_action(
@@ -372,7 +369,7 @@ async def run_work_item_enhancement_action(
         "instructions": input.instructions,
         "confirm": input.confirm,
     }
-    return await _mutate(
+    return await mutate(
         RunWorkItemEnhancementActionPayload, info, SCOPE_RUN, key, "runWorkItemEnhancementAction", request, act
     )
 
@@ -381,7 +378,7 @@ async def apply_work_item_enhancement_drafts(
     info: Info[GraphQLContext, Any], input: ApplyWorkItemEnhancementDraftsInput
 ) -> ApplyWorkItemEnhancementDraftsPayload:
     """Apply selected drafts, with the same explicit target-version guard as REST."""
-    key = _idempotency_key(info, input.idempotency_key)
+    key = idempotency_key(info, input.idempotency_key)
 
     async def apply(principal: Principal) -> dict[str, Any]:
         view, finished = await applies.apply_drafts(
@@ -400,7 +397,7 @@ async def apply_work_item_enhancement_drafts(
         "expected_target_version": input.expected_target_version,
         "confirm": input.confirm,
     }
-    return await _mutate(
+    return await mutate(
         ApplyWorkItemEnhancementDraftsPayload, info, SCOPE_APPLY, key, "applyWorkItemEnhancementDrafts", request, apply
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import strawberry
@@ -10,17 +9,16 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from groundwork.api.graphql.connections import Edge, PageInfo, connection_fields
-from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, authorize, require
-from groundwork.api.graphql.enhancement import WorkItemEnhancementRun
+from groundwork.api.graphql.context import GraphQLContext, as_graphql_error, require
+from groundwork.api.graphql.enhancement import WorkItemEnhancementRun, idempotency_key, mutate
 from groundwork.api.graphql.enums import DateTime
-from groundwork.api.graphql.mutation_errors import MutationError, mutation_errors, refused
+from groundwork.api.graphql.mutation_errors import MutationError
 from groundwork.api.resources.enhancement_review import apply_resource
 from groundwork.domain.enhancement.model import SCOPE_APPLY, SCOPE_READ, SCOPE_RUN
 from groundwork.domain.errors import GroundworkError
 from groundwork.domain.pagination import encode_cursor
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.platform.idempotency.calls import call_once
-from groundwork.services.enhancement import apply_history, cancellations, rejections, run_views
+from groundwork.services.enhancement import apply_history, cancellations, rejections
 
 
 @strawberry.type(description="One field an apply wrote: the draft that proposed it, the value before and after.")
@@ -120,32 +118,10 @@ class CancelWorkItemEnhancementRunInput:
     idempotency_key: str | None = None
 
 
-def _key(info: Info[GraphQLContext, Any], given: str | None) -> str | None:
-    request = info.context.request
-    return given or (request.headers.get("idempotency-key") if request is not None else None)
-
-
-async def _once(
-    info: Info[GraphQLContext, Any],
-    scope: str,
-    key: str | None,
-    operation: str,
-    request: dict[str, Any],
-    call: Callable[[Principal], Awaitable[dict[str, Any]]],
-) -> tuple[dict[str, Any], bool, WorkItemEnhancementRun | None]:
-    """Run a change once per idempotency key: its outcome, whether replayed, and the run it changed."""
-    principal = authorize(info, scope)
-    outcome, replayed = await call_once(principal, key, operation, request, lambda: call(principal))
-    run_id = outcome.get("run_id")
-    run = WorkItemEnhancementRun.of(await run_views.load_run(principal, run_id)) if run_id else None
-    return outcome, replayed, run
-
-
 async def reject_work_item_enhancement_draft(
     info: Info[GraphQLContext, Any], input: RejectWorkItemEnhancementDraftInput
 ) -> RejectWorkItemEnhancementDraftPayload:
     """Reject a draft with a reason (needs confirm: true and an idempotency key); it is never applied afterwards."""
-    key = _key(info, input.idempotency_key)
 
     async def reject(principal: Principal) -> dict[str, Any]:
         view = await rejections.reject_draft(
@@ -159,14 +135,9 @@ async def reject_work_item_enhancement_draft(
         "reason": input.reason,
         "confirm": input.confirm,
     }
-    try:
-        outcome, replayed, run = await _once(info, SCOPE_APPLY, key, "rejectWorkItemEnhancementDraft", request, reject)
-    except GroundworkError as error:
-        return RejectWorkItemEnhancementDraftPayload(
-            ok=False, idempotency_replayed=False, run=None, errors=refused(error)
-        )
-    return RejectWorkItemEnhancementDraftPayload(
-        ok="error" not in outcome, idempotency_replayed=replayed, run=run, errors=mutation_errors(outcome)
+    key = idempotency_key(info, input.idempotency_key)
+    return await mutate(
+        RejectWorkItemEnhancementDraftPayload, info, SCOPE_APPLY, key, "rejectWorkItemEnhancementDraft", request, reject
     )
 
 
@@ -174,23 +145,13 @@ async def cancel_work_item_enhancement_run(
     info: Info[GraphQLContext, Any], input: CancelWorkItemEnhancementRunInput
 ) -> CancelWorkItemEnhancementRunPayload:
     """Cancel a run: its pending actions stop and nothing can be applied (needs confirm: true)."""
-    key = _key(info, input.idempotency_key)
 
     async def cancel(principal: Principal) -> dict[str, Any]:
         view, finished = await cancellations.cancel_run(principal, str(input.run_id), input.confirm)
         return {"run_id": view.run.id, "pending": not finished}
 
     request = {"run_id": str(input.run_id), "confirm": input.confirm}
-    try:
-        outcome, replayed, run = await _once(info, SCOPE_RUN, key, "cancelWorkItemEnhancementRun", request, cancel)
-    except GroundworkError as error:
-        return CancelWorkItemEnhancementRunPayload(
-            ok=False, idempotency_replayed=False, run=None, errors=refused(error)
-        )
-    return CancelWorkItemEnhancementRunPayload(
-        ok="error" not in outcome,
-        idempotency_replayed=replayed,
-        run=run,
-        errors=mutation_errors(outcome),
-        pending=bool(outcome.get("pending")),
+    key = idempotency_key(info, input.idempotency_key)
+    return await mutate(
+        CancelWorkItemEnhancementRunPayload, info, SCOPE_RUN, key, "cancelWorkItemEnhancementRun", request, cancel
     )

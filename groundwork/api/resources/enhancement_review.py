@@ -31,20 +31,6 @@ class ApplyResource(msgspec.Struct, frozen=True, rename="camel"):
     changes: list[FieldChangeResource]
 
 
-class PageResource(msgspec.Struct, frozen=True):
-    """The `page` member of a list answer."""
-
-    next_cursor: str | None
-    has_more: bool
-
-
-class ApplyList(msgspec.Struct, frozen=True):
-    """`GET /api/v1/work-item-enhancements/{run_id}/applies`."""
-
-    data: list[ApplyResource]
-    page: PageResource
-
-
 def apply_resource(row: ApplyRow) -> ApplyResource:
     """An apply as the API shows it."""
     return ApplyResource(
@@ -56,8 +42,3 @@ def apply_resource(row: ApplyRow) -> ApplyResource:
         target_version_after=format_timestamp(row.target_version),
         changes=[FieldChangeResource(c.field, c.draft_id, c.before, c.after) for c in row.changes],
     )
-
-
-def apply_list(rows: list[ApplyRow], page: dict[str, Any]) -> ApplyList:
-    """A page of applies with its `page` member."""
-    return ApplyList([apply_resource(r) for r in rows], PageResource(page["next_cursor"], page["has_more"]))

@@ -12,7 +12,7 @@ from litestar.params import Parameter
 from groundwork.api.documented import LIMIT, documented
 from groundwork.api.encoded_json import EncodedJSON
 from groundwork.api.resources.enhancement import artifact_resource, draft_resource, run_document, run_resource
-from groundwork.api.resources.enhancement_review import apply_list
+from groundwork.api.resources.enhancement_review import apply_resource
 from groundwork.api.rest.documents.common import typed
 from groundwork.api.rest.documents.enhancement import (
     ArtifactList,
@@ -228,7 +228,7 @@ class EnhancementRunController(Controller):
         self, request: Request[Principal, Any, Any], run_id: str, limit: int | None = LIMIT, cursor: str | None = None
     ) -> RunApplyList:
         rows, page = await apply_history.list_run_applies(request.user, run_id, limit=limit, cursor=cursor)
-        return typed(RunApplyList, {"data": msgspec.to_builtins(apply_list(rows, page).data), "page": page})
+        return typed(RunApplyList, {"data": [msgspec.to_builtins(apply_resource(r)) for r in rows], "page": page})
 
     @post(
         "/{run_id:str}/drafts/{draft_id:str}/reject",

@@ -15,14 +15,15 @@ from temporalio.service import RPCError, RPCStatusCode
 from groundwork.domain.enhancement.model import RunNotCancellable, check_confirm, not_cancellable_reason
 from groundwork.domain.errors import ServiceUnavailable
 from groundwork.domain.tenancy.principals import Principal
-from groundwork.persistence.repositories.enhancement import runs
 from groundwork.services.enhancement.run_endings import CANCELLED_MESSAGE, end_run
 from groundwork.services.enhancement.run_updates import START_SECONDS, temporal_client
 from groundwork.services.enhancement.run_views import RunView, load_run, reload_run
+from groundwork.services.enhancement.runs import wait_for_run
 
 # How long a cancel waits for the workflow to record the cancelled run before answering 202.
 CANCEL_WAIT_SECONDS = 10.0
-_POLL_SECONDS = 0.05
+# The states that end a run being cancelled (a run that failed or expired meanwhile is over too).
+ENDED = ("cancelled", "failed", "expired")
 
 
 async def cancel_run(principal: Principal, run_id: str, confirm: Any) -> tuple[RunView, bool]:
@@ -44,18 +45,5 @@ async def cancel_run(principal: Principal, run_id: str, confirm: Any) -> tuple[R
             raise ServiceUnavailable("The workflow service cannot be reached right now; retry shortly.") from None
         # Stored queued and never started: cancelled here, so the sweep never starts it.
         await end_run(view.run.id, "cancelled", "cancelled", CANCELLED_MESSAGE)
-    finished = await _wait_for_cancelled(view.run.id, CANCEL_WAIT_SECONDS)
-    return await reload_run(principal, view.run), finished
-
-
-async def _wait_for_cancelled(run_id: str, seconds: float) -> bool:
-    """Whether the run is final within `seconds` (its workflow records the cancellation through an activity)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while True:
-        run = await runs.get_run_by_id(run_id)
-        if run is None or run.state in ("cancelled", "failed", "expired"):
-            return True
-        if loop.time() >= deadline:
-            return False
-        await asyncio.sleep(_POLL_SECONDS)
+    ended = await wait_for_run(view.run.id, CANCEL_WAIT_SECONDS, until=lambda state: state in ENDED)
+    return await reload_run(principal, view.run), ended.state in ENDED

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -121,8 +122,13 @@ async def start_run_workflow(client: Client, task_queue: str, run: runs.RunRow, 
     return True
 
 
-async def _wait_for_finish(run_id: str, seconds: float) -> runs.RunRow:
-    """The run once it leaves queued/running, or as it stands after `seconds`."""
+def _finished(state: str) -> bool:
+    return state not in ("queued", "running")
+
+
+async def wait_for_run(run_id: str, seconds: float, until: Callable[[str], bool] = _finished) -> runs.RunRow:
+    """The run once its state satisfies `until` (by default: it left queued/running), or as it stands after
+    `seconds`; woken by the run-state NOTIFY where this process listens, else by polling."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     waits = run_waits.current(current_connection().settings.database_url)
@@ -130,7 +136,7 @@ async def _wait_for_finish(run_id: str, seconds: float) -> runs.RunRow:
         while True:
             run = await runs.get_run_by_id(run_id)
             assert run is not None
-            if run.state not in ("queued", "running") or loop.time() >= deadline:
+            if until(run.state) or loop.time() >= deadline:
                 return run
             await asyncio.sleep(_POLL_SECONDS)
     with waits.watching(run_id) as changed:
@@ -139,7 +145,7 @@ async def _wait_for_finish(run_id: str, seconds: float) -> runs.RunRow:
             run = await runs.get_run_by_id(run_id)
             assert run is not None
             remaining = deadline - loop.time()
-            if run.state not in ("queued", "running") or remaining <= 0:
+            if until(run.state) or remaining <= 0:
                 return run
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), min(remaining, _LISTENING_POLL_SECONDS))
@@ -182,7 +188,7 @@ async def create_run(
         # Stored and queued: the worker's sweep starts it with the same id once Temporal answers.
         log.warning("could not start the workflow of %s, the sweep will: %s", run.id, exc)
         return (await views_of([run], rights))[0]
-    return (await views_of([await _wait_for_finish(run.id, seconds)], rights))[0]
+    return (await views_of([await wait_for_run(run.id, seconds)], rights))[0]
 
 
 async def _insert_queued_run(

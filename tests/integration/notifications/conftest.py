@@ -114,6 +114,13 @@ def notify(
     return make
 
 
+async def bob_detail(client: httpx.AsyncClient, people: People, notification_id: str) -> dict[str, Any]:
+    """GET one of Bob's notifications (its `data`)."""
+    response = await client.get(f"/api/v1/notifications/{notification_id}", headers=people.headers(people.bob))
+    assert response.status_code == 200, response.text
+    return dict(response.json()["data"])
+
+
 async def command(
     client: httpx.AsyncClient, people: People, person: Person, notification_id: str, name: str, **body: Any
 ) -> httpx.Response:

@@ -12,15 +12,9 @@ import pytest
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.platform.outbox import OutboxEventRow
 from tests.conftest import idem, lose_the_answer
-from tests.integration.notifications.conftest import People, command, inbox
+from tests.integration.notifications.conftest import People, bob_detail, command, inbox
 
 Notify = Callable[..., Awaitable[dict[str, Any]]]
-
-
-async def _detail(client: httpx.AsyncClient, people: People, notification_id: str) -> dict[str, Any]:
-    response = await client.get(f"/api/v1/notifications/{notification_id}", headers=people.headers(people.bob))
-    assert response.status_code == 200, response.text
-    return dict(response.json()["data"])
 
 
 async def _events(people: People, notification_id: str) -> list[OutboxEventRow]:
@@ -54,7 +48,7 @@ async def test_each_allowed_move_answers_status_version_operation_and_is_audited
         operation = await client.get(f"/api/v1/operations/{answer['operation_id']}", headers=people.headers(people.bob))
         assert operation.status_code == 200, operation.text
         assert operation.json()["data"]["command"] == name and operation.json()["data"]["status"] == "succeeded"
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert detail["status"] == "dismissed" and detail["allowedActions"] == []
     assert [(h["from"], h["to"], h["via"], h["actorId"], h["reason"]) for h in detail["history"]] == [
         ("unread", "read", "rest", people.bob.id, "read it"),
@@ -91,7 +85,7 @@ async def test_a_forbidden_move_is_invalid_transition_and_changes_nothing(
     for version, name in enumerate(moves, start=1):
         ok = await command(client, people, people.bob, created["id"], name, expected_version=version, confirm=True)
         assert ok.status_code == 200, ok.text
-    before = await _detail(client, people, created["id"])
+    before = await bob_detail(client, people, created["id"])
     events_before = await _events(people, created["id"])
     response = await command(
         client, people, people.bob, created["id"], forbidden, expected_version=before["version"], confirm=True
@@ -100,7 +94,7 @@ async def test_a_forbidden_move_is_invalid_transition_and_changes_nothing(
     problem = response.json()
     assert problem["code"] == "invalid_transition" and problem["allowed_actions"] == allowed
     assert response.headers["content-type"].startswith("application/problem+json")
-    after = await _detail(client, people, created["id"])
+    after = await bob_detail(client, people, created["id"])
     assert after == before
     assert await _events(people, created["id"]) == events_before
 
@@ -113,7 +107,7 @@ async def test_a_stale_expected_version_is_version_conflict_and_changes_nothing(
     stale = await command(client, people, people.bob, created["id"], "acknowledge", expected_version=1, confirm=True)
     assert stale.status_code == 409
     assert stale.json()["code"] == "version_conflict" and stale.json()["current_version"] == 2
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["status"], detail["version"], len(detail["history"])) == ("read", 2, 1)
 
 
@@ -128,7 +122,7 @@ async def test_acknowledge_and_dismiss_without_confirm_are_refused_and_read_need
         assert refused.status_code == 422
         assert refused.json()["code"] == "confirmation_required"
         assert (refused.json()["from_status"], refused.json()["to_status"]) == ("read", "acknowledged")
-    assert (await _detail(client, people, created["id"]))["version"] == 2
+    assert (await bob_detail(client, people, created["id"]))["version"] == 2
     missing = await command(client, people, people.bob, created["id"], "acknowledge", confirm=True)
     assert missing.status_code == 422 and missing.json()["code"] == "validation_failed"
     assert missing.json()["errors"][0]["path"] == "expected_version"
@@ -152,7 +146,7 @@ async def test_a_replayed_acknowledge_answers_the_same_body_and_bumps_nothing(
     second = await client.post(url, json=body, headers=headers)
     assert first.status_code == second.status_code == 200
     assert second.content == first.content and second.headers["idempotent-replayed"] == "true"
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
     assert [e.type for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
 
@@ -172,7 +166,7 @@ async def test_an_acknowledge_retried_after_its_answer_was_lost_answers_that_mov
     retried = await client.post(url, json=body, headers=people.headers(people.bob, **{"Idempotency-Key": key}))
     # Not 409 `version_conflict` for the stale version: the one move's answer, operation included.
     assert retried.status_code == 200 and retried.json() == first.json()
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["status"], detail["version"], len(detail["history"])) == ("acknowledged", 3, 2)
     assert [e.type for e in await _events(people, created["id"])].count("notification.acknowledged") == 1
 
@@ -221,7 +215,7 @@ async def test_read_all_reads_up_to_a_point_one_audited_move_each(
     assert sorted(operation["notificationIds"]) == sorted([made[0]["id"], made[1]["id"]])
     assert len(operation["auditReferences"]) == 2 and operation["command"] == "read_all"
     for n in made[:2]:
-        assert [h["to"] for h in (await _detail(client, people, n["id"]))["history"]] == ["read"]
+        assert [h["to"] for h in (await bob_detail(client, people, n["id"]))["history"]] == ["read"]
     again = await client.post("/api/v1/notifications/read-all", json={}, headers=people.headers(people.bob, **idem()))
     assert again.json()["data"]["read"] == 1
     assert (await inbox(client, people, people.bob))["unreadCount"] == 0

@@ -14,16 +14,10 @@ from groundwork.config import Settings
 from groundwork.persistence import db
 from groundwork.platform.outbox.relay import OutboxRelay
 from groundwork.services.notifications.snooze_timers import SnoozeTimers
-from tests.integration.notifications.conftest import People, command, inbox, relay_pass, wait_until
+from tests.integration.notifications.conftest import People, bob_detail, command, inbox, relay_pass, wait_until
 
 Notify = Callable[..., Awaitable[dict[str, Any]]]
 pytestmark = pytest.mark.usefixtures("worker")
-
-
-async def _detail(client: httpx.AsyncClient, people: People, notification_id: str) -> dict[str, Any]:
-    response = await client.get(f"/api/v1/notifications/{notification_id}", headers=people.headers(people.bob))
-    assert response.status_code == 200, response.text
-    return dict(response.json()["data"])
 
 
 async def test_a_snooze_whose_timer_start_was_lost_is_started_by_the_sweep_once_and_comes_back(
@@ -58,7 +52,7 @@ async def test_a_snooze_whose_timer_start_was_lost_is_started_by_the_sweep_once_
         return created["id"] in [n["id"] for n in (await inbox(client, people, people.bob))["data"]]
 
     await wait_until(back, timeout=20, what="the snoozed notification back in the inbox")
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["snoozedUntil"], detail["status"]) == (None, created["status"])
     assert [(h["command"], h["via"]) for h in detail["history"]] == [("snooze", "rest"), ("wake", "timer")]
 
@@ -85,8 +79,8 @@ async def test_a_snooze_whose_timer_was_terminated_is_ended_by_the_relay_s_sweep
     await asyncio.sleep(1.5)
     assert created["id"] not in [n["id"] for n in (await inbox(client, people, people.bob))["data"]]
     await sweep.run_once()
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["version"], detail["snoozedUntil"]) == (3, None)
     assert [(h["command"], h["via"]) for h in detail["history"]] == [("snooze", "rest"), ("wake", "timer")]
     await sweep.run_once()  # nothing more to do
-    assert (await _detail(client, people, created["id"]))["version"] == 3
+    assert (await bob_detail(client, people, created["id"]))["version"] == 3

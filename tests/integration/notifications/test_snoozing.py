@@ -18,16 +18,10 @@ from groundwork.persistence import db
 from groundwork.persistence.repositories.platform import outbox
 from groundwork.persistence.repositories.platform.outbox import OutboxEventRow
 from tests.conftest import idem, lose_the_answer, mcp_session, tool_json
-from tests.integration.notifications.conftest import People, command, inbox, relay_pass, wait_until
+from tests.integration.notifications.conftest import People, bob_detail, command, inbox, relay_pass, wait_until
 
 Notify = Callable[..., Awaitable[dict[str, Any]]]
 pytestmark = pytest.mark.usefixtures("worker")
-
-
-async def _detail(client: httpx.AsyncClient, people: People, notification_id: str) -> dict[str, Any]:
-    response = await client.get(f"/api/v1/notifications/{notification_id}", headers=people.headers(people.bob))
-    assert response.status_code == 200, response.text
-    return dict(response.json()["data"])
 
 
 async def _updates(people: People, notification_id: str) -> list[OutboxEventRow]:
@@ -64,7 +58,7 @@ async def test_a_snoozed_notification_leaves_the_inbox_keeps_its_status_and_its_
     assert created["id"] not in _ids(hidden) and hidden["unreadCount"] == 0
     shown = await inbox(client, people, people.bob, snoozed="true")
     assert _ids(shown) == [created["id"]]
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["status"], detail["snoozedUntil"]) == ("unread", snoozed["snoozed_until"])
     assert [a["id"] for a in detail["allowedActions"]] == ["read", "snooze", "unsnooze"]
     assert [(h["command"], h["from"], h["to"], h["via"], h["reason"]) for h in detail["history"]] == [
@@ -82,7 +76,7 @@ async def test_a_snoozed_notification_leaves_the_inbox_keeps_its_status_and_its_
     returned = datetime.now(UTC)
     assert returned >= until, "it came back before its snooze ended"
     assert returned - until < timedelta(seconds=3), f"it came back {returned - until} late"
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["status"], detail["version"], detail["snoozedUntil"]) == ("unread", 3, None)
     assert [(h["command"], h["via"], h["actorId"]) for h in detail["history"]][-1] == ("wake", "timer", people.bob.id)
     assert (await inbox(client, people, people.bob))["unreadCount"] == 1
@@ -120,8 +114,8 @@ async def test_unsnooze_and_a_second_snooze_leave_the_earlier_timer_nothing_to_d
     assert len(rows) == 2
     outcomes = [await temporal_client.get_workflow_handle(r["workflow_id"]).result() for r in rows]
     assert outcomes == ["ended", "ended"]
-    one = await _detail(client, people, first["id"])
-    two = await _detail(client, people, second["id"])
+    one = await bob_detail(client, people, first["id"])
+    two = await bob_detail(client, people, second["id"])
     assert (one["version"], one["snoozedUntil"]) == (3, None)  # its timer found it back already
     assert (two["version"], two["snoozedUntil"]) == (3, later)  # its first timer found another snooze
     assert [h["command"] for h in two["history"]] == ["snooze", "snooze"]
@@ -154,7 +148,7 @@ async def test_snooze_refusals_change_nothing(client: httpx.AsyncClient, people:
         client, people, people.alice, created["id"], "snooze", expected_version=1, confirm=True, **{"for": "PT1H"}
     )
     assert others.status_code == 404
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["version"], detail["snoozedUntil"], detail["history"]) == (1, None, [])
     assert await _updates(people, created["id"]) == []
 
@@ -174,7 +168,7 @@ async def test_a_dismissed_notification_cannot_be_snoozed_and_dismissing_ends_a_
         ).status_code == 200
     dismissed = await command(client, people, people.bob, created["id"], "dismiss", expected_version=4, confirm=True)
     assert dismissed.status_code == 200 and dismissed.json()["data"]["status"] == "dismissed"
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["status"], detail["snoozedUntil"], detail["allowedActions"]) == ("dismissed", None, [])
     assert (await _updates(people, created["id"]))[-1].payload["changed_fields"] == ["status", "snoozedUntil"]
     refused = await command(
@@ -198,11 +192,11 @@ async def test_a_snoozed_unread_notification_is_not_counted_nor_read_by_read_all
         "/api/v1/notifications/read-all", json={}, headers=people.headers(people.bob, **idem())
     )
     assert read_all.json()["data"]["read"] == 1
-    assert (await _detail(client, people, quiet["id"]))["status"] == "unread"
-    assert (await _detail(client, people, loud["id"]))["status"] == "read"
+    assert (await bob_detail(client, people, quiet["id"]))["status"] == "unread"
+    assert (await bob_detail(client, people, loud["id"]))["status"] == "read"
     read = await command(client, people, people.bob, quiet["id"], "read", expected_version=2)
     assert read.status_code == 200 and read.json()["data"]["status"] == "read"
-    assert (await _detail(client, people, quiet["id"]))["snoozedUntil"] is not None
+    assert (await bob_detail(client, people, quiet["id"]))["snoozedUntil"] is not None
     unsnoozed = await command(client, people, people.bob, quiet["id"], "unsnooze", expected_version=3)
     assert unsnoozed.status_code == 200
     assert (await inbox(client, people, people.bob))["unreadCount"] == 0
@@ -220,7 +214,7 @@ async def test_a_snooze_retried_after_its_answer_was_lost_answers_that_snooze_an
     await lose_the_answer(key)
     retried = await client.post(url, json=body, headers=people.headers(people.bob, **{"Idempotency-Key": key}))
     assert retried.status_code == 200 and retried.json() == first.json()
-    detail = await _detail(client, people, created["id"])
+    detail = await bob_detail(client, people, created["id"])
     assert (detail["version"], len(detail["history"])) == (2, 1)
 
 
@@ -278,7 +272,7 @@ async def test_graphql_drafts_a_snooze_that_changes_nothing_and_applies_it_once(
     assert draft["snoozeFor"] == "PT2H" and draft["snoozeUntil"] is None
     assert draft["exactCommand"]["rest"]["path"] == f"/api/v1/notifications/{created['id']}/snooze"
     assert draft["exactCommand"]["rest"]["body"] == {"expected_version": 1, "for": "PT2H", "confirm": True}
-    assert (await _detail(client, people, created["id"]))["version"] == 1
+    assert (await bob_detail(client, people, created["id"]))["version"] == 1
     applied = (
         await graphql(
             SNOOZE_APPLY,
