@@ -26,6 +26,7 @@ drafts are scored:
 
     .venv/bin/python bench/drafts_eval.py                   # ~4 min
     .venv/bin/python bench/drafts_eval.py --rescore FILE    # score a results file again (no stack)
+    .venv/bin/python bench/drafts_eval.py --redraft FILE    # draft its stored evidence again (no stack)
 
 Run by hand (never in the test suite); results go to bench/README.md.
 """
@@ -51,6 +52,9 @@ from typing import Any
 import asyncpg
 import httpx
 
+from groundwork.domain.enhancement.enhancer import CorpusRarity, EnhancementContext, Evidence, ReferenceItem
+from groundwork.domain.enhancement.extractive import generate, work_item_evidence
+from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.domain.evidence_search.analysis import content_terms
 
 BENCH = Path(__file__).resolve().parent
@@ -415,11 +419,27 @@ async def collect(handbook: Path, data_dir: Path) -> dict[str, Any]:
                     runs[name] = []
                     for _ in range(2):
                         run = await enhance(http, headers, item_id)
-                        runs[name].append({"item": item, "drafts": run["drafts"], "artifacts": run["artifacts"]})
+                        runs[name].append(
+                            {"item": item, "drafts": run["drafts"], "artifacts": run["artifacts"], "run": run["id"]}
+                        )
                 print(f"{len(ids)} items, 2 runs of 8 actions each: {time.perf_counter() - started:.1f} s")
                 instructed = await enhance(http, headers, ids["PAY-2"], PAY2_INSTRUCTIONS)
+            stored = await pg.fetch(
+                "SELECT run_id, items, reference_items, rarity FROM enhancement_run_evidence WHERE run_id = ANY($1)",
+                [rs[0]["run"] for rs in runs.values()],
+            )
+            by_run = {r["run_id"]: r for r in stored}
+            evidence = {
+                name: {
+                    "items": json.loads(by_run[rs[0]["run"]]["items"]),
+                    "reference_items": json.loads(by_run[rs[0]["run"]]["reference_items"]),
+                    "rarity": json.loads(by_run[rs[0]["run"]]["rarity"] or "null"),
+                }
+                for name, rs in runs.items()
+            }
             cited = sorted(
                 {r["id"] for rs in runs.values() for r_ in rs for d in r_["drafts"] for r in d["evidenceRefs"]}
+                | {e["id"] for found in evidence.values() for e in found["items"] if e["kind"] == "passage"}
             )
             found = await pg.fetch(
                 "SELECT p.id, s.uri FROM corpus_passages p JOIN corpus_sources s ON s.id = p.source_id"
@@ -434,8 +454,63 @@ async def collect(handbook: Path, data_dir: Path) -> dict[str, Any]:
     return {
         "runs": runs,
         "uris": {r["id"]: r["uri"] for r in found},
+        "evidence": evidence,
         "instructions": {"drafts": instructed["drafts"], "artifacts": instructed["artifacts"]},
     }
+
+
+def redraft(results: dict[str, Any]) -> dict[str, Any]:
+    """The same runs drafted again by this checkout's generator from the evidence they stored (no stack).
+
+    A run's evidence is gathered once and stored, so drafting rules can be compared on exactly the same
+    evidence in seconds; a change to how evidence is gathered needs a full run."""
+    if "evidence" not in results:
+        raise SystemExit("this results file holds no stored evidence: collect it again with this script")
+    runs: dict[str, list[Any]] = {}
+    for name, stored in results["evidence"].items():
+        item = results["runs"][name][0]["item"]
+        evidence = tuple(
+            Evidence(EvidenceRef(e["kind"], e["id"]), e["text"], e["label"], e.get("section")) for e in stored["items"]
+        )
+        references = tuple(
+            ReferenceItem(r["id"], r["key"], r["title"], float(r["estimate"]), r["text"])
+            for r in stored["reference_items"]
+        )
+        found = stored.get("rarity") or results.get("rarity", {}).get(name)
+        rarity = CorpusRarity(found["passages"], tuple((w, int(n)) for w, n in found["frequencies"])) if found else None
+        fields = {k: v for k, v in item["fields"].items() if v is not None}  # the API shows unset fields as null
+        own = tuple(work_item_evidence(item["id"], item["title"], fields))
+        runs[name] = []
+        for _ in range(2):
+            drafts: list[dict[str, Any]] = []
+            artifacts: list[dict[str, Any]] = []
+            for action in ACTIONS:
+                output = generate(
+                    EnhancementContext(
+                        action,
+                        item["id"],
+                        item["key"],
+                        item["title"],
+                        dict(item["fields"]),
+                        own + evidence,
+                        "",
+                        None,
+                        references,
+                        rarity,
+                    )
+                )
+                drafts += [
+                    {
+                        "field": d.field,
+                        "proposedValue": d.proposed_value,
+                        "confidence": d.confidence,
+                        "evidenceRefs": [{"kind": r.kind, "id": r.id} for r in d.evidence_refs],
+                    }
+                    for d in output.drafts
+                ]
+                artifacts += [{"type": a.type, "title": a.title, "body": a.body} for a in output.artifacts]
+            runs[name].append({"item": item, "drafts": drafts, "artifacts": artifacts})
+    return {"runs": runs, "uris": results["uris"], "evidence": results["evidence"]}
 
 
 def main() -> None:
@@ -449,9 +524,14 @@ def main() -> None:
         help="the stack's data dir and the results (emptied first)",
     )
     parser.add_argument("--rescore", type=Path, default=None, help="score a results file of an earlier run")
+    parser.add_argument(
+        "--redraft", type=Path, default=None, help="draft a results file's stored evidence again with this generator"
+    )
     args = parser.parse_args()
     if args.rescore:
         results = json.loads(args.rescore.read_text(encoding="utf-8"))
+    elif args.redraft:
+        results = redraft(json.loads(args.redraft.read_text(encoding="utf-8")))
     else:
         if not (args.handbook / "index.html").is_file():
             raise SystemExit(f"no handbook at {args.handbook}: apt-get install debian-handbook")

@@ -286,6 +286,7 @@ class EnhancementActivities:
                     instructions=run_action.instructions,
                     code_context_unavailable_reason=NO_CONNECTOR if run.code_context else NO_SCOPE,
                     reference_items=gathered.reference_items,
+                    rarity=gathered.rarity,
                 )
             )
         except EnhancementFailure as failure:

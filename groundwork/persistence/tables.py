@@ -325,6 +325,8 @@ class EnhancementRunEvidence(Table, tablename="enhancement_run_evidence"):
     items = JSONB()
     reference_items = JSONB()
     gathered_at = Timestamptz()
+    # {"passages": n, "frequencies": [[stem, count], ...]}: the item's words in the project's corpus.
+    rarity = JSONB(null=True, default=None)
 
 
 ALL_TABLES += (

@@ -32,6 +32,10 @@ _COMPONENT = re.compile(
     r"|\bthe (?P<command>[\w.-]+) (?:command|program|package|service|daemon|file|job|table)\b"
     r"|\b(?P<camel>[A-Z][a-z]+[A-Z][A-Za-z]+)\b"
 )
+_MAX_STEPS = 12
+# A step that carries a setting or a command is what a plan most needs (issue 35): it outranks a step this much
+# more relevant that carries neither.
+CONCRETE_BONUS = 0.2
 _PROHIBITION = re.compile(r"^(?:never|do not|don't)\b|\b(?:must|may|should) (?:never|not)\b", re.I)
 _TEST_TYPES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("performance", ("p99", "p95", "latency", "throughput", "per second", " load", " ms")),
@@ -64,9 +68,17 @@ def plan(context: EnhancementContext, pool: Pool) -> ActionOutput:
             found[-1].append(statement)  # a command block belongs to the step before it
             continue
         actionable = statement.kind == "requirement" or statement.facet in ("fix", "setting", "command")
-        if actionable and not _PROHIBITION.search(statement.text) and statement.kind not in ("risk", "question"):
+        # A command is a step even where its sentence reads as a risk ("remove the failed disk: `mdadm ...`").
+        plain = statement.kind not in ("risk", "question") or statement.is_command
+        if actionable and not _PROHIBITION.search(statement.text) and plain:
             found.append([statement])
-    found = sorted(found, key=lambda group: 0 if any(s.words & focus for s in group) else 1)[:12]
+    # The most relevant steps (focus first), told in the evidence's order: a procedure's steps stay in order.
+    ranked = sorted(
+        range(len(found)),
+        key=lambda i: (0 if any(s.words & focus for s in found[i]) else 1, -_step_weight(found[i]), i),
+    )
+    chosen = sorted(ranked[:_MAX_STEPS], key=lambda i: (0 if any(s.words & focus for s in found[i]) else 1, i))
+    found = [found[i] for i in chosen]
     steps = [(_joined(_step(group[0]), group), group) for group in found]
     if not steps:
         return nothing(context, pool, wanted, "no passage about the item states a step, a setting or a command.")
@@ -96,6 +108,12 @@ def plan(context: EnhancementContext, pool: Pool) -> ActionOutput:
         refs([s for line in lines for s in line.sources]),
     )
     return ActionOutput((draft(context, value, lines),), (outline, digest(context, pool, lines, wanted)))
+
+
+def _step_weight(group: list[Statement]) -> float:
+    """How much a step is worth to the plan: its relevance, and more when it carries a setting or a command."""
+    concrete = any(s.facet in ("setting", "command") or s.is_command for s in group)
+    return max(s.relevance for s in group) + (CONCRETE_BONUS if concrete else 0.0)
 
 
 def _step(statement: Statement) -> str:
@@ -167,7 +185,7 @@ def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
 
 def criteria(context: EnhancementContext, pool: Pool) -> list[Criterion]:
     """A criterion for each requirement the evidence or an item without criteria states, then its failure cases."""
-    own = "acceptance_criteria" not in context.fields or not str(context.fields.get("acceptance_criteria")).strip()
+    own = not str(context.fields.get("acceptance_criteria") or "").strip()  # absent, null or blank
     title = stems(context.title)
     chosen = [
         s

@@ -32,6 +32,18 @@ class ReferenceItem:
 
 
 @dataclass(frozen=True)
+class CorpusRarity:
+    """How many of the project's passages hold each of the item's words (stems), out of how many passages.
+
+    A word's rarity in the whole corpus says how much it tells about a passage: the topic of an item ("munin",
+    "firewall") is rare in a manual and common among the passages gathered for it, while its everyday words
+    ("want", "still", "set") are the reverse."""
+
+    passages: int
+    frequencies: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class EnhancementContext:
     """Everything a generator may use for one action, and nothing else."""
 
@@ -46,6 +58,8 @@ class EnhancementContext:
     code_context_unavailable_reason: str | None
     # Completed, estimated work items of the same project (the estimate's reference class).
     reference_items: tuple[ReferenceItem, ...] = ()
+    # The item's words' frequencies in the project's corpus; None when the run's evidence predates them.
+    rarity: CorpusRarity | None = None
 
 
 class EnhancementFailure(Exception):

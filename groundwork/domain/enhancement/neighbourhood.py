@@ -66,8 +66,8 @@ def in_reading_order(hits: list[Placed], neighbours: list[Placed], anchored: lis
     """The gathered passages' ids, in the order a run's evidence lists them.
 
     The search's hits keep their rank, except that an anchor's section comes whole where the search ranked
-    its best passage: its hits and the neighbours gathered for it, in the document's order (a procedure's
-    steps stay in order, ahead of weaker hits)."""
+    its best passage: its hits and the neighbours gathered for it, its subsections' included, in the
+    document's order (a procedure's steps stay in order, ahead of weaker hits)."""
     chosen = set(anchored)
     sections = {(p.version, p.section) for p in hits if p.id in chosen}
     pool = list(hits)
@@ -77,12 +77,23 @@ def in_reading_order(hits: list[Placed], neighbours: list[Placed], anchored: lis
             seen.add(passage.id)
             pool.append(passage)
     ordered: list[str] = []
-    emitted: set[tuple[str, str | None]] = set()
+    emitted: set[str] = set()
     for hit in hits:
         key = (hit.version, hit.section)
         if key not in sections:
-            ordered.append(hit.id)
-        elif key not in emitted:
-            emitted.add(key)
-            ordered += [p.id for p in sorted((p for p in pool if (p.version, p.section) == key), key=lambda p: p.start)]
+            if hit.id not in emitted:
+                emitted.add(hit.id)
+                ordered.append(hit.id)
+            continue
+        whole = sorted((p for p in pool if p.id not in emitted and _within(p, key)), key=lambda p: p.start)
+        emitted.update(p.id for p in whole)
+        ordered += [p.id for p in whole]
     return ordered
+
+
+def _within(passage: Placed, section: tuple[str, str | None]) -> bool:
+    """Whether a passage sits in a section of a document version, or in one of its subsections."""
+    version, name = section
+    if passage.version != version:
+        return False
+    return passage.section == name or (name is not None and (passage.section or "").startswith(f"{name} > "))

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from groundwork.domain.enhancement.enhancer import CorpusRarity
 from groundwork.domain.evidence_search.analysis import content_terms
 
 # The item's most distinctive words a sentence must share to be fully relevant (1.0).
@@ -80,6 +81,11 @@ def stems(text: str) -> frozenset[str]:
     return frozenset(content_terms(text))
 
 
+def item_words(title: str, description: str, focus: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The words (stems) a work item asks with: its title's and description's content words, and its focus."""
+    return stems(f"{title} {description}") | focus
+
+
 @dataclass(frozen=True)
 class ItemQuery:
     """The work item read as a question: its words, each weighted by rarity, and the words it already states."""
@@ -91,15 +97,28 @@ class ItemQuery:
     present: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, question: str, own_text: str, focus: frozenset[str], passages: Iterable[str]) -> ItemQuery:
-        """Weights from the rarity of each question word among the item and the passages gathered for it."""
-        asked = stems(question) | focus
+    def of(
+        cls,
+        question: str,
+        own_text: str,
+        focus: frozenset[str],
+        passages: Iterable[str],
+        rarity: CorpusRarity | None = None,
+    ) -> ItemQuery:
+        """Weights from the rarity of each question word in the project's corpus (BM25's idf), or, for evidence
+        gathered without the corpus's frequencies, among the item and the passages gathered for it."""
+        asked = stems(question) | focus  # `item_words` of the item
         found = [stems(d) for d in passages]
         count = len(found) + 1  # the item itself holds every word it asks with
+        in_corpus = dict(rarity.frequencies) if rarity is not None else {}
         weights = {}
         for word in asked:
-            frequency = 1 + sum(1 for d in found if word in d)
-            weights[word] = math.log(1 + count / frequency) * (2.0 if word in focus else 1.0)
+            if rarity is not None:
+                held = min(in_corpus.get(word, 0), rarity.passages)
+                weight = math.log(1 + (rarity.passages - held + 0.5) / (held + 0.5))
+            else:
+                weight = math.log(1 + count / (1 + sum(1 for d in found if word in d)))
+            weights[word] = weight * (2.0 if word in focus else 1.0)
         present = frozenset(word for word in asked if any(word in d for d in found))
         return cls(weights, stems(own_text), focus, present)
 
@@ -151,7 +170,15 @@ def relevant_passages(passages: list[Scored]) -> set[str]:
     sources = {s for s, score in best_of.items() if score >= PASSAGE_MIN and score >= top * PASSAGE_OF_BEST}
     strong = {p.key for p in passages if p.source in sources and p.score >= best_of[p.source] * SOURCE_SHARE}
     sections = {(p.source, p.section) for p in passages if p.key in strong and p.section}
-    return strong | {p.key for p in passages if p.source in sources and (p.source, p.section) in sections}
+    return strong | {p.key for p in passages if p.source in sources and _under(p, sections)}
+
+
+def _under(passage: Scored, sections: set[tuple[str, str]]) -> bool:
+    """Whether a passage sits in one of these sections of its source, or in a subsection of one."""
+    return any(
+        source == passage.source and (passage.section == section or passage.section.startswith(f"{section} > "))
+        for source, section in sections
+    )
 
 
 def keeps(sentence_relevance: float, sentence_facet: str | None) -> bool:

@@ -10,11 +10,28 @@ import re
 
 from groundwork.domain.enhancement.classify import IMPERATIVE_VERBS
 from groundwork.domain.enhancement.phrasing import bare
+from groundwork.domain.evidence_search.analysis import is_stopword
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+# A root shell's prompt before a command in a code block (`# mdadm /dev/md1 --remove /dev/sde`): a lower-case
+# program name and its arguments, no sentence words (a comment says "definitions of existing MD arrays").
+_ROOT_PROMPT = re.compile(r"^#\s+(?=[a-z][\w.+-]*(?:\s|$))")
+
+
+def _command(line: str) -> str | None:
+    """A code block's line as a step would run it (a root prompt dropped); None for a comment."""
+    if not line.startswith("#"):
+        return line
+    if not _ROOT_PROMPT.match(line):
+        return None
+    command = _ROOT_PROMPT.sub("", line)
+    words = re.findall(r"(?<![-\w/.=])[A-Za-z]+(?![-\w/.=])", command)
+    return None if any(is_stopword(w) for w in words) or command.rstrip().endswith(".") else command
+
+
 _FINITE = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|must|should|can|will|may|do|does|did)\b", re.I)
 
 
@@ -53,8 +70,9 @@ def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str
             open_unit = False
             continue
         if code is not None:
-            if stripped and not stripped.startswith("#"):
-                code.append(stripped.replace("`", "'"))
+            command = _command(stripped) if stripped else None
+            if command:  # a comment is not part of what a step runs
+                code.append(command.replace("`", "'"))
             continue
         if _HEADING.match(raw_line):
             heading = _HEADING.sub("", raw_line).strip().strip("#").strip()
@@ -69,6 +87,8 @@ def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str
         else:
             units.append((line, current))
             open_unit = True
+    if code:  # a passage can end inside a long block: what it holds is still one command unit
+        units.append(("`" + " ; ".join(code) + "`", current))
     result: list[tuple[str, str | None]] = []
     carried: tuple[str | None, str | None] = (None, None)  # (under which Markdown section, the inline heading)
     for unit, unit_section in units:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from groundwork.domain.enhancement.classify import classify
-from groundwork.domain.enhancement.enhancer import EnhancementContext, Evidence
+from groundwork.domain.enhancement.enhancer import CorpusRarity, EnhancementContext, Evidence
 from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.domain.enhancement.relevance import ItemQuery, Scored, facet, keeps, relevant_passages, stems
@@ -92,12 +92,19 @@ def statement_pool(context: EnhancementContext) -> Pool:
     """The work item's own sentences and the evidence sentences relevant to it, each classified once."""
     description = str(context.fields.get("description") or "")
     own_text = " ".join([context.title, *(v for v in context.fields.values() if isinstance(v, str))])
-    return _pool(context.instructions, context.title, description, own_text, context.evidence)
+    return _pool(context.instructions, context.title, description, own_text, context.evidence, context.rarity)
 
 
 # The actions of a run share their inputs: its eight actions classify its evidence once, not eight times.
 @functools.lru_cache(maxsize=32)
-def _pool(instructions_text: str, title: str, description: str, own_text: str, shown: tuple[Evidence, ...]) -> Pool:
+def _pool(
+    instructions_text: str,
+    title: str,
+    description: str,
+    own_text: str,
+    shown: tuple[Evidence, ...],
+    rarity: CorpusRarity | None = None,
+) -> Pool:
     instructions = Instructions.parse(instructions_text)
     passages = [e for e in shown if e.ref.kind != "work_item"]
     query = ItemQuery.of(
@@ -105,6 +112,7 @@ def _pool(instructions_text: str, title: str, description: str, own_text: str, s
         own_text,
         instructions.focus_words,
         [_scored_text(e) for e in passages],
+        rarity,
     )
     own: list[Statement] = []
     seen: set[str] = set()

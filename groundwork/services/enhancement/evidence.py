@@ -7,17 +7,19 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from groundwork.domain.context_engine.model import freshness
-from groundwork.domain.enhancement.enhancer import Evidence
+from groundwork.domain.enhancement.enhancer import CorpusRarity, Evidence
 from groundwork.domain.enhancement.fusion import fused
 from groundwork.domain.enhancement.instructions import Instructions
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.domain.enhancement.neighbourhood import REACH, Found, Placed, anchors, in_reading_order
+from groundwork.domain.enhancement.relevance import item_words
 from groundwork.domain.evidence_search.analysis import analyze_question
 from groundwork.domain.evidence_search.corpus import QueryClause
 from groundwork.persistence.repositories.evidence_search import neighbours
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.search.package_search import project_packages
 from groundwork.search.passages import ServingState, load_serving_state, project_passages
+from groundwork.search.term_rarity import project_term_rarity
 
 # Enough words of the work item to find its documents; BM25 ranks the passages that share the most.
 _QUERY_WORDS = 48
@@ -98,6 +100,16 @@ class CorpusEvidence:
             anchored,
         )
         return [quoted[passage_id] for passage_id in order]
+
+    async def rarity(
+        self, workspace_id: str, project_id: str, title: str, fields: dict[str, object], instructions: str = ""
+    ) -> CorpusRarity | None:
+        """How many of the project's passages hold each word the item asks with (drafting weighs words by it)."""
+        description = fields.get("description")
+        words = item_words(
+            title, description if isinstance(description, str) else "", Instructions.parse(instructions).focus_words
+        )
+        return await project_term_rarity(workspace_id, project_id, sorted(words), serving_state=self.serving_state)
 
     async def packages(self, workspace_id: str, project_id: str, query: str) -> list[Evidence]:
         """Ready (not stale) `general` context packages of the project matching the query, as `context_package`."""

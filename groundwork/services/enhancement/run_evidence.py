@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from groundwork.domain.enhancement.enhancer import Evidence, ReferenceItem
+from groundwork.domain.enhancement.enhancer import CorpusRarity, Evidence, ReferenceItem
 from groundwork.domain.work_items import WorkItem
 from groundwork.persistence.repositories.enhancement import run_evidence as stored_evidence
 from groundwork.persistence.repositories.enhancement import runs
@@ -35,6 +35,12 @@ class EvidenceSource(Protocol):
         `requested_by` may read them."""
         ...
 
+    async def rarity(
+        self, workspace_id: str, project_id: str, title: str, fields: dict[str, object], instructions: str = ""
+    ) -> CorpusRarity | None:
+        """How many of the project's passages hold each word the work item asks with."""
+        ...
+
 
 @dataclass(frozen=True)
 class GatheredEvidence:
@@ -42,6 +48,8 @@ class GatheredEvidence:
 
     evidence: tuple[Evidence, ...]
     reference_items: tuple[ReferenceItem, ...]
+    # The item's words' frequencies in the project's corpus (None: no passage was gathered, or stored before).
+    rarity: CorpusRarity | None = None
 
 
 # Stored evidence never changes (the first gathering wins), so a process keeps the last few hundred runs'
@@ -63,7 +71,13 @@ class RunEvidence:
         # ordering only: the run's evidence is gathered once).
         found = await self.corpus.gather(*who, instructions=run.instructions or "")
         references = await stored_evidence.reference_items(run.project_id, item.id)
-        return GatheredEvidence(tuple(found), tuple(references))
+        # Counted only when passages were gathered (which the requester may read): nothing else weighs words.
+        rarity = (
+            await self.corpus.rarity(run.workspace_id, run.project_id, item.title, item.fields, run.instructions or "")
+            if any(e.ref.kind == "passage" for e in found)
+            else None
+        )
+        return GatheredEvidence(tuple(found), tuple(references), rarity)
 
     async def for_run(self, run: runs.RunRow, item: WorkItem) -> GatheredEvidence:
         """The run's stored evidence; gathered and stored first if no step has done so yet."""
@@ -74,12 +88,12 @@ class RunEvidence:
         if stored is None:
             gathered = await self.gather(run, item)
             stored = await stored_evidence.store_run_evidence(
-                run.id, list(gathered.evidence), list(gathered.reference_items)
+                run.id, list(gathered.evidence), list(gathered.reference_items), gathered.rarity
             )
             if stored is None:  # a concurrent gatherer stored first: its copy is the run's
                 stored = await stored_evidence.get_run_evidence(run.id)
                 assert stored is not None
-        evidence, references = stored
-        kept = GatheredEvidence(tuple(evidence), tuple(references))
+        evidence, references, rarity = stored
+        kept = GatheredEvidence(tuple(evidence), tuple(references), rarity)
         self._kept.put(run.id, kept)
         return kept

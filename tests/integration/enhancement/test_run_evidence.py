@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from typing import Any
 
-from groundwork.domain.enhancement.enhancer import Evidence
+from groundwork.domain.enhancement.enhancer import CorpusRarity, Evidence
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.persistence import db
 from groundwork.persistence.repositories.enhancement import runs
@@ -27,6 +27,9 @@ class CountingSource:
         self.calls += 1
         await asyncio.sleep(0.05)  # long enough for concurrent gatherers to overlap
         return [Evidence(EvidenceRef("passage", f"psg_{self.calls}"), f"gathered by call {self.calls}", "doc.md")]
+
+    async def rarity(self, *_where: Any, **_steer: Any) -> CorpusRarity:
+        return CorpusRarity(100 + self.calls, (("gather", self.calls),))
 
 
 async def _run(workspace: Workspace) -> tuple[runs.RunRow, Any]:
@@ -60,6 +63,8 @@ async def test_actions_in_two_processes_share_the_first_gathering(workspace: Wor
     elsewhere = await second.for_run(run, item)
     assert [e.ref.id for e in one.evidence] == ["psg_1"]
     assert again == one and elsewhere.evidence == one.evidence
+    # The item's words' corpus frequencies are stored with the passages and read back with them.
+    assert one.rarity == elsewhere.rarity == CorpusRarity(101, (("gather", 1),))
     assert (first_source.calls, second_source.calls) == (1, 0)
 
 

@@ -26,9 +26,10 @@ class NeighbourRow:
 async def section_neighbours(
     workspace_id: str, project_id: str, anchor_ids: list[str], reach: int
 ) -> list[NeighbourRow]:
-    """Passages within `reach` positions of each anchor, in the anchor's section, of a `general` source's active
-    version cut by the active segmenter version; by anchor (in the order given), then position. Anchors
-    themselves are not returned, and a passage near two anchors comes once (with the first)."""
+    """Passages within `reach` positions of each anchor, in the anchor's section or its subsections, of a
+    `general` source's active version cut by the active segmenter version; by anchor (in the order given),
+    then position. Anchors themselves are not returned, and a passage near two anchors comes once (with the
+    first)."""
     rows = await db.fetch(
         """
         SELECT DISTINCT ON (n.id) a.id AS anchor_id, n.id, s.title AS source_title, s.uri AS source_uri, n.page,
@@ -36,7 +37,8 @@ async def section_neighbours(
                n.source_version_id AS version_id, n.char_start
         FROM corpus_passages a
         JOIN corpus_passages n ON n.source_version_id = a.source_version_id AND n.segmenter_id = a.segmenter_id
-             AND n.ordinal BETWEEN a.ordinal - $4 AND a.ordinal + $4 AND n.section IS NOT DISTINCT FROM a.section
+             AND n.ordinal BETWEEN a.ordinal - $4 AND a.ordinal + $4
+             AND (n.section IS NOT DISTINCT FROM a.section OR starts_with(n.section, a.section || ' > '))
         JOIN corpus_source_versions v ON v.id = n.source_version_id AND v.status = 'active'
         JOIN corpus_segmenters g ON g.id = n.segmenter_id AND g.active
         JOIN corpus_sources s ON s.id = n.source_id AND s.classification = 'general'
