@@ -33,6 +33,13 @@ _COMPONENT = re.compile(
     r"|\b(?P<camel>[A-Z][a-z]+[A-Z][A-Za-z]+)\b"
 )
 _MAX_STEPS = 12
+# "Note that X" says X; "To find X, use Y" is an instruction behind its purpose.
+_NOTE = re.compile(r"^(?:please\s+)?note that\s+", re.I)
+_PURPOSE = re.compile(r"^to\s+[^,]{3,120},\s*(?:simply\s+|just\s+)?(?P<rest>.+)$", re.I)
+# A code block as one unit (`sentences.py`), and whether it opens with a program and its arguments (a shell
+# session) rather than a configuration line (`[global]`, `workgroup = X`, an fstab entry).
+_CODE_UNIT = re.compile(r"`[^`]+`")
+_PROGRAM = re.compile(r"`(?:\$\s+)?[a-z][\w.+-]*(?:\s+(?:-{1,2}\w|/[\w.]|[a-z][\w./:-]*(?:\s|`|$))|\s*(?:;|`))")
 # A step that carries a setting or a command is what a plan most needs (issue 35): it outranks a step this much
 # more relevant that carries neither.
 CONCRETE_BONUS = 0.2
@@ -52,10 +59,17 @@ _FAILURE = re.compile(
 
 def component(text: str) -> str | None:
     """The component a statement acts on: a path, a command or code name, a named system."""
-    match = _COMPONENT.search(text)
-    if match is None:
-        return None
-    return next(value for value in match.groupdict().values() if value)
+    found = _named(text)
+    return found[1] if found else None
+
+
+def _named(text: str) -> tuple[str, str] | None:
+    """The first component a text names, with its kind (`path`, `code`, `command` or `camel`)."""
+    for match in _COMPONENT.finditer(text):
+        kind, name = next((k, v) for k, v in match.groupdict().items() if v)
+        if any(ch.isalnum() for ch in name):  # never an elision ("[...]") or punctuation
+            return kind, name
+    return None
 
 
 def plan(context: EnhancementContext, pool: Pool) -> ActionOutput:
@@ -64,8 +78,9 @@ def plan(context: EnhancementContext, pool: Pool) -> ActionOutput:
     found: list[list[Statement]] = []
     focus = pool.instructions.focus_words
     for statement in pool.corpus:  # evidence order: a procedure's steps stay in order
-        if statement.is_command and found and found[-1][-1].ref == statement.ref:
-            found[-1].append(statement)  # a command block belongs to the step before it
+        bare_block = bool(_CODE_UNIT.fullmatch(statement.text.rstrip(".")))
+        if bare_block and found and found[-1][-1].ref == statement.ref:
+            found[-1].append(statement)  # a code block belongs to the step before it ("Start it: `...`" is a step)
             continue
         actionable = statement.kind == "requirement" or statement.facet in ("fix", "setting", "command")
         # A command is a step even where its sentence reads as a risk ("remove the failed disk: `mdadm ...`").
@@ -117,10 +132,22 @@ def _step_weight(group: list[Statement]) -> float:
 
 
 def _step(statement: Statement) -> str:
-    text = statement.text
-    if statement.is_command:
-        return f"Run {text.rstrip('.')}."
-    return imperative(text) + "."
+    """A statement as an action: an instruction as written, a code block run or written, and a description of
+    how a component works as an action on that component, the description kept as its reason."""
+    text = statement.text.rstrip(".")
+    if _CODE_UNIT.fullmatch(text):  # a code block: a shell session is run, a configuration is written
+        return f"{'Run' if _PROGRAM.match(text) else 'Write the configuration'} {text}."
+    text = _NOTE.sub("", text)
+    purpose = _PURPOSE.match(text)
+    if purpose and is_instruction(purpose.group("rest")):  # "To find X, use the Y command."
+        return upper_first(text) + "."
+    step = imperative(text)
+    named = _named(text)
+    if not step.startswith("Make sure ") or named is None:
+        return step + "."
+    kind, name = named
+    verb = "Configure" if kind == "path" else "Use"
+    return f"{verb} `{name}`: {lower_first(text)}."
 
 
 def _joined(step: str, sources: list[Statement]) -> str:

@@ -13,6 +13,12 @@ from dataclasses import dataclass
 
 from groundwork.domain.enhancement.classify import IMPERATIVE_VERBS, is_instruction
 
+# A sentence's link to the one before it, which says nothing once the sentence stands alone.
+_CONNECTIVE = re.compile(
+    r"^(?:finally|then|first|second|next|also|moreover|furthermore|however|therefore|as such|in addition"
+    r"|of course|in particular|for instance|for example),\s+",
+    re.IGNORECASE,
+)
 _MODAL = re.compile(
     r"^(?P<subject>.+?)\s+(?P<modal>must|shall|should|needs to|need to|has to|have to|is required to|are required to)"
     r"\s+(?P<rest>.+)$",
@@ -375,10 +381,16 @@ def _instruction(text: str) -> str:
         if kind == "done":
             return f"Have {what}, as {who} asked"
         return f"Provide {what}, as {who} asked"
+    text = _CONNECTIVE.sub("", text)  # "Finally, the settings define ..." says "the settings define ..."
     modal = _MODAL.match(text)
     if not modal:
         return f"Make sure {lower_first(text)}"
     subject, rest = lower_first(modal.group("subject")), modal.group("rest")
+    if subject in ("you", "one", "we", "the administrator", "an administrator") and not rest.lower().startswith("be "):
+        # "You have to indicate a time" is "Indicate a time"; "you must not share it", "Do not share it".
+        if rest.lower().startswith("not "):
+            return f"Do not {rest[4:]}"
+        return upper_first(rest)
     rest = re.sub(r"\band (?:must|should|shall) not\b", "and not", rest)
     rest = re.sub(r"\band (?:must|should|shall)\b", "and", rest)
     lowered = rest.lower()

@@ -32,6 +32,8 @@ def _command(line: str) -> str | None:
     return None if any(is_stopword(w) for w in words) or command.rstrip().endswith(".") else command
 
 
+# What a document writes in a code block for the lines it leaves out.
+_ELISIONS = frozenset({"[...]", "...", "…", "[…]"})
 _FINITE = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|must|should|can|will|may|do|does|did)\b", re.I)
 
 
@@ -70,8 +72,8 @@ def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str
             open_unit = False
             continue
         if code is not None:
-            command = _command(stripped) if stripped else None
-            if command:  # a comment is not part of what a step runs
+            command = _command(stripped) if stripped and stripped not in _ELISIONS else None
+            if command:  # a comment or an elision ("[...]") is not part of what a step runs
                 code.append(command.replace("`", "'"))
             continue
         if _HEADING.match(raw_line):

@@ -85,3 +85,41 @@ def test_the_plan_keeps_the_steps_that_carry_a_command_when_it_has_more_than_it_
 def test_a_code_block_cut_off_at_the_end_of_a_passage_is_still_one_command() -> None:
     cut = "Let's Encrypt:\n\n```\n# apt install python3-certbot-apache\n# certbot --apache\nSaving"
     assert sentences(cut)[-1] == "`apt install python3-certbot-apache ; certbot --apache ; Saving`"
+
+
+def test_plan_steps_are_actions_and_a_description_becomes_an_action_on_the_component_it_names() -> None:
+    evidence = Evidence(
+        EvidenceRef("passage", "psg_dirvish"),
+        "The main backup configuration is in the /etc/dirvish/master.conf file. "
+        "You have to indicate a backup time just before the cron job runs. "
+        "Finally, the expire-rule setting defines how long each backup is kept.\n\n"
+        "Start the first backup:\n\n```\n# dirvish --vault rivendell --init\n```",
+        "Backup",
+        "Backup",
+    )
+    example = Evidence(
+        EvidenceRef("passage", "psg_example"),
+        "```\nbank:\n    /backup\nexpire-default: +15 days\n```",
+        "Backup, ¶ 2",
+        "Backup",
+    )
+    title = "Backups for the file servers"
+    fields: dict[str, object] = {"description": "Nothing is backed up right now."}
+    context = EnhancementContext(
+        "implementation_plan",
+        "wi_1",
+        "OPS-1",
+        title,
+        fields,
+        (*work_item_evidence("wi_1", title, fields), evidence, example),
+        "",
+        None,
+    )
+    [plan] = generate(context).drafts
+    steps = [line.split(". ", 1)[1] for line in str(plan.proposed_value).splitlines() if line[:1].isdigit()]
+    assert "Configure `/etc/dirvish/master.conf`: the main backup configuration is in the" in " ".join(steps)
+    assert any(step.startswith("Indicate a backup time just before the cron job runs") for step in steps)
+    assert any(step.startswith("Write the configuration `bank: ; /backup ;") for step in steps)
+    assert "Start the first backup: `dirvish --vault rivendell --init`." in steps  # its own step, prompt dropped
+    assert any(step.startswith("Make sure the expire-rule setting defines") for step in steps)  # "Finally," gone
+    assert not any(step.startswith(("Make sure Finally", "Make you", "Run `bank")) for step in steps)
