@@ -159,8 +159,9 @@ def relevant_passages(passages: list[Scored]) -> set[str]:
     """The passages (by key) that rank as relevant.
 
     A source is relevant when its best passage covers enough of the item's weight and comes near the best
-    source's; inside it, a passage is relevant when it scores near its source's best, or sits in the same
-    section as one that does (a runbook's fix is a paragraph after the symptom that names the item)."""
+    source's; inside it, a passage is relevant when it scores near its source's best or covers that much
+    itself, or sits in the section of one that does or in a subsection of it (a runbook's fix is a paragraph
+    after the symptom that names the item)."""
     best_of: dict[str, float] = {}
     for passage in passages:
         best_of[passage.source] = max(best_of.get(passage.source, 0.0), passage.score)
@@ -168,7 +169,10 @@ def relevant_passages(passages: list[Scored]) -> set[str]:
         return set()
     top = max(best_of.values())
     sources = {s for s, score in best_of.items() if score >= PASSAGE_MIN and score >= top * PASSAGE_OF_BEST}
-    strong = {p.key for p in passages if p.source in sources and p.score >= best_of[p.source] * SOURCE_SHARE}
+    # A passage that alone would clear a source's bar is relevant however far its source's best one goes past it.
+    strong = {
+        p.key for p in passages if p.source in sources and p.score >= min(best_of[p.source] * SOURCE_SHARE, PASSAGE_MIN)
+    }
     sections = {(p.source, p.section) for p in passages if p.key in strong and p.section}
     return strong | {p.key for p in passages if p.source in sources and _under(p, sections)}
 

@@ -123,3 +123,12 @@ def test_plan_steps_are_actions_and_a_description_becomes_an_action_on_the_compo
     assert "Start the first backup: `dirvish --vault rivendell --init`." in steps  # its own step, prompt dropped
     assert any(step.startswith("Make sure the expire-rule setting defines") for step in steps)  # "Finally," gone
     assert not any(step.startswith(("Make sure Finally", "Make you", "Run `bank")) for step in steps)
+
+
+def test_a_passage_that_would_make_its_source_relevant_stays_relevant_beside_a_much_stronger_one() -> None:
+    passages = [
+        Scored("flow", "Card vault", "Card vault > Bulk migration", 1.0),
+        Scored("stored", "Card vault", "Card vault > What we store", 0.3),  # clears the bar a source must clear
+        Scored("logs", "Card vault", "Card vault > Log scanning", 0.2),
+    ]
+    assert relevant_passages(passages) == {"flow", "stored"}
