@@ -272,7 +272,8 @@ def collect_page(
     When every clause is optional and some are frequent, it first asks only for documents holding one of the
     rare ones (MaxScore): a document holding nothing but frequent words scores at most the sum of their upper
     bounds, so if the page is full, its last hit scores above that bound, and the count is settled, that page
-    is the page of the whole query. Otherwise the whole query runs.
+    is the page of the whole query. Otherwise the whole query runs. A query of three or more clauses with more
+    than `cap` matches first tries `candidates`.
     """
     over_cap = stats is not None and matches_more_than(stats, clauses, filters, cap)
     wanted = min(cap + 1, offset + limit + 1 + _SLACK) if over_cap else cap + 1
@@ -293,6 +294,12 @@ def collect_page(
     # building them), and the whole query's ranking part once for both attempts below.
     in_order = weighted_clauses(schema, clauses, stats) if stats is not None else None
     whole = ranking_query(schema, clauses, stats, in_order)
+    if over_cap and stats is not None and in_order is not None and len(in_order) > 2:
+        found = candidates(searcher, schema, clauses, filters, stats, in_order, whole, wanted - 1, offset + limit)
+        if found is not None:
+            page = page_of(found.ranked)
+            if len(page.hits) == limit and page.hits[-1].score > found.left_out:
+                return page
     if in_order is not None and all(a.clause.occur != "must" for a in clauses):
         weighted = sorted(in_order, key=lambda w: w.upper_bound)
         frequent, bound = 0, 0.0
@@ -325,6 +332,122 @@ def collect_page(
         # A tie at the edge, or a cursor deeper than what was collected: collect to the cap.
         page = page_of(collect_ranked(searcher, query, cap))
     return page
+
+
+# Two sums of the same scores added in another order differ by at most (addends - 1) units in the last place of a
+# 32-bit float each (~1.5e-5 for a 64-word query and its pairs): a bound read from one query and compared with the
+# scores of another is widened by this share.
+_ROUNDING = 1e-4
+
+
+class Candidates(NamedTuple):
+    """Documents scored by the whole query, and a bound above the score of every matching document left out."""
+
+    ranked: list[RankedHit]
+    left_out: float
+
+
+# The rarest words whose best documents set the floor `candidates` compares bounds with: enough of them to hold
+# this many times the documents a page needs.
+_FLOOR_DOCUMENTS = 4
+
+
+def candidates(
+    searcher: tantivy.Searcher,
+    schema: tantivy.Schema,
+    clauses: list[AnalyzedClause],
+    filters: SearchFilters,
+    stats: IndexStatistics,
+    weighted: list[WeightedClause],
+    whole: tantivy.Query,
+    count: int,
+    needed: int,
+) -> Candidates | None:
+    """The best documents of a query, found without scoring its frequent words' postings; None when no word can
+    be left optional.
+
+    Tantivy scores every match of a query that is not a plain union of terms, and a union it seeks scores
+    every posting of its words in a window of 4,096 documents: asking the whole query only for documents of
+    its rarer clauses (as `collect_page` does otherwise) still scores nearly every posting of a word in most
+    passages. Here:
+
+    1. the best `needed` documents of the rarest words alone set a floor: at least `needed` documents score
+       that much in the whole query, so the page's last hit does;
+    2. the most frequent words whose documents (holding no other clause) score below that floor, with the
+       proximity pairs between them, are left optional: the other clauses are required, and each optional
+       word or pair is added on top of them, a seek in its own postings per document, scoring what the whole
+       query gives it, summed in another order;
+    3. the top `count + 1` of that query are ranked; the first `needed` of them (and any too close to the last
+       of those) are scored again by the whole query itself.
+
+    Any other matching document scores at most the first one left out, or, holding none of the required
+    clauses, less than the floor: the page is the whole query's when its last hit scores above both.
+    """
+    if any(a.clause.occur == "must" for a in clauses):
+        return None
+    ranked_clauses = sum(1 for a in clauses if a.clause.occur != "must_not")
+    scored, pairs = weighted[:ranked_clauses], weighted[ranked_clauses:]
+    words = [w for w in scored if len(w.analyzed.terms) == 1]
+    words.sort(key=lambda w: stats.doc_freq("text", w.analyzed.terms[0]))
+
+    def bound(optional: list[WeightedClause]) -> float:  # of a document holding no required clause
+        within = {w.analyzed.terms[0] for w in optional}
+        within_pairs = [p for p in pairs if all(t in within for t in p.analyzed.terms)]
+        return sum(w.upper_bound for w in [*optional, *within_pairs])
+
+    rarest, documents = 0, 0
+    while rarest < len(words) and documents < _FLOOR_DOCUMENTS * needed:
+        documents += stats.doc_freq("text", words[rarest].analyzed.terms[0])
+        rarest += 1
+    optional = words[rarest:][::-1]  # the most frequent first
+    if not optional:
+        return None
+    must, should, must_not = tantivy.Occur.Must, tantivy.Occur.Should, tantivy.Occur.MustNot
+    excluded = [(must_not, term_or_phrase(schema, "text", a.terms)) for a in clauses if a.clause.occur == "must_not"]
+
+    def ranked_with(optional: list[WeightedClause]) -> list[RankedHit]:
+        required = [w for w in scored if all(w is not o for o in optional)]
+        ranking = tantivy.Query.boolean_query([(should, w.query) for w in required] + excluded)
+        # Nested, so each is one optional scorer beside one required scorer, never a union. A proximity pair
+        # holds both its words: outside the required clauses' documents, only a pair of optional words scores.
+        for clause in [*optional, *pairs]:
+            ranking = tantivy.Query.boolean_query([(must, ranking), (should, clause.query)])
+        return collect_ranked(searcher, build_query(schema, clauses, filters, stats, ranking=ranking), count)
+
+    found = ranked_with(optional)
+    if len(found) < needed:
+        return None
+    # At least `needed` documents score this much in the whole query: a document holding only optional words
+    # that cannot reach it is never on the page.
+    floor = found[needed - 1].score * (1.0 - _ROUNDING)
+    if bound(optional) >= floor:
+        fewer: list[WeightedClause] = []
+        for word in optional:
+            if bound([*fewer, word]) >= floor:
+                break
+            fewer.append(word)
+        if not fewer:
+            return None
+        optional = fewer
+        found = ranked_with(optional)
+    # Only the first `needed` and those too close to the last of them are scored again: the rest score at most
+    # the first one left out.
+    kept = min(needed, len(found))
+    while kept < len(found) and found[kept].score * (1.0 + _ROUNDING) >= found[kept - 1].score * (1.0 - _ROUNDING):
+        kept += 1
+    seqs = [tantivy.Query.term_query(schema, "seq", hit.seq) for hit in found[:kept]]
+    only = zero_scored(tantivy.Query.boolean_query([(should, seq) for seq in seqs]))
+    rescored = tantivy.Query.boolean_query(
+        [(must, only), (must, build_query(schema, clauses, filters, stats, ranking=whole))]
+    )
+    ranked = collect_ranked(searcher, rescored, kept)
+    if len(ranked) != kept:  # a candidate the whole query does not find: prove nothing
+        return None
+    if kept < len(found):
+        lowest = found[kept].score * (1.0 + _ROUNDING)
+    else:
+        lowest = found[-1].score * (1.0 + _ROUNDING) if len(found) > count else 0.0
+    return Candidates(ranked, max(lowest, bound(optional)))
 
 
 def ranked_page(
