@@ -212,15 +212,18 @@ async def client(api_url: str) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-async def second_api_process(settings: Settings) -> AsyncIterator[str]:
+async def second_api_process(settings: Settings, tmp_path: Path) -> AsyncIterator[str]:
     """`groundwork serve` in a process of its own, on the session's database (another API process, with its
-    own caches); yields its base URL."""
+    own caches and its own search replica, ready); yields its base URL.
+
+    Its replica has a directory of its own, as every process's does: given the tests' index directory, it
+    rebuilt and wrote the index there while the tests' worker did (`index_busy`)."""
     port = free_port()
     env = {
         **os.environ,
         "DATABASE_URL": settings.database_url,
         "TEMPORAL_ADDRESS": settings.temporal_address,
-        "GROUNDWORK_INDEX_DIR": str(settings.index_dir),
+        "GROUNDWORK_INDEX_DIR": str(tmp_path / "second-api-index"),
         "GROUNDWORK_RATE_LIMIT_PER_MINUTE": "100000",
     }
     process = subprocess.Popen(
@@ -233,15 +236,15 @@ async def second_api_process(settings: Settings) -> AsyncIterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient(base_url=url, timeout=5) as http:
-            for _ in range(300):
+            for _ in range(600):  # ready: its replica has applied everything logged when it started
                 try:
-                    if (await http.get("/health/live")).status_code == 200:
+                    if (await http.get("/health/ready")).status_code == 200:
                         break
                 except httpx.HTTPError:
                     pass
                 await asyncio.sleep(0.05)
             else:
-                raise AssertionError("the second API process did not start")
+                raise AssertionError("the second API process did not become ready")
         yield url
     finally:
         process.terminate()

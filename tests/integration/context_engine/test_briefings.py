@@ -3,6 +3,7 @@ resolves, engagement fan-out limited to visible projects, and the same briefing 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,7 @@ async def test_a_briefing_is_byte_equal_across_calls_and_api_processes(
     second = (await brief(client, workspace, seeded["admin"], QUESTION, **target)).content
     assert first == second
     async with httpx.AsyncClient(base_url=second_api_process, timeout=30) as other:
+        await _caught_up(other)  # its own replica follows the change logs: what it answers from is all there
         response = await other.post(
             "/api/v1/context/query",
             json={"question": QUESTION, **target},
@@ -149,6 +151,16 @@ async def test_a_briefing_is_byte_equal_across_calls_and_api_processes(
         )
     assert response.status_code == 200, response.text
     assert response.content == first
+
+
+async def _caught_up(api: httpx.AsyncClient) -> None:
+    """Wait until an API process's search replica has applied every logged change (at most 30 s)."""
+    for _ in range(300):
+        indexes = (await api.get("/health/ready")).json()["search"]["indexes"]
+        if all(index["changes_behind"] == 0 for index in indexes.values()):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the replica is still behind: {indexes}")
 
 
 async def test_an_engagement_briefing_never_includes_an_invisible_child_project(
