@@ -26,6 +26,10 @@ class GroundworkError(Exception):
         self.detail = detail
         self.extra: dict[str, Any] = extra or {}
 
+    def summary(self) -> str:
+        """The failure in one line for a report (an import's or a contribution file's): its detail."""
+        return self.detail
+
 
 class InvalidRequest(GroundworkError):
     """Malformed JSON, wrong types or unknown fields."""
@@ -34,6 +38,10 @@ class InvalidRequest(GroundworkError):
         extra = {"errors": [{"path": e.path, "message": e.message} for e in errors]} if errors else {}
         super().__init__(detail, extra=extra)
         self.errors = errors or []
+
+    def summary(self) -> str:
+        """Each field's error (`path: message`), or the detail when none is named."""
+        return "; ".join(f"{e.path}: {e.message}" for e in self.errors) if self.errors else self.detail
 
 
 class UnusableValue(InvalidRequest):

@@ -19,7 +19,7 @@ from groundwork.domain.evidence_search.analysis import AnalyzedClause, analyze_c
 from groundwork.domain.evidence_search.corpus import SOURCE_KINDS, QueryClause
 from groundwork.persistence.repositories.evidence_search import index_log, segmentations, sources
 from groundwork.search.analysis import highlighter
-from groundwork.search.corpus_index import STRUCTURE_FIELDS, corpus_index, read_record
+from groundwork.search.corpus_index import STRUCTURE_FIELDS, CorpusIndex, corpus_index, read_record
 from groundwork.search.corpus_search import RankedHit, RankedPage, SearchFilters, collect_page
 from groundwork.search.failures import IndexUnreadable, reading
 from groundwork.search.generations import Snapshot
@@ -158,6 +158,44 @@ def search_snapshot(
     return page, [passage_hit(hit, searcher.doc(hit.address), highlight) for hit in page.hits]
 
 
+@dataclass(frozen=True)
+class GroundingView:
+    """What grounding reads one project through: the index, its snapshot and the filters of what serves there."""
+
+    index: CorpusIndex
+    snapshot: Snapshot
+    filters: SearchFilters
+
+
+async def grounding_view(
+    workspace_id: str,
+    project_id: str,
+    serving_state: Callable[[int], Awaitable[ServingState]] = load_serving_state,
+) -> GroundingView | None:
+    """The snapshot that serves now and the filters of a project's serving `general` passages in it; None when
+    no index holds anything yet.
+
+    The caller has already established that its principal may read the project's context; only `general`
+    sources are used, since what is built from them may be shown to anyone on the project."""
+    index = corpus_index()
+    with reading(index):
+        snapshot = index.snapshot()  # the one taken last unless a commit landed, as for a user's search
+    if snapshot is None:
+        if await index_log.last_index_change() > 0:
+            # Passages exist but no index serves them yet (a replica being built): an empty answer would lie.
+            raise IndexUnreadable(f"the {index.folder} index is being rebuilt")
+        return None
+    state = await serving_state(snapshot.applied_seq)
+    filters = SearchFilters(
+        workspace_id,
+        [project_id],
+        classes=("general",),
+        excluded_segmenters=state.excluded_segmenters(snapshot.applied_seq),
+        excluded_sources=state.excluded_sources(workspace_id, ("general",)),
+    )
+    return GroundingView(index, snapshot, filters)
+
+
 async def project_passages(
     workspace_id: str,
     project_id: str,
@@ -167,33 +205,18 @@ async def project_passages(
     serving_state: Callable[[int], Awaitable[ServingState]] = load_serving_state,
 ) -> list[PassageHit]:
     """Best passages of one project for free text (every word optional), for services grounding drafts
-    (without highlights).
+    (without highlights), read through `grounding_view`.
 
     `serving_state` reads what does not serve in a snapshot (a long-running process passes its cached one).
-
-    The caller has already established that its principal may read the project's context; only
-    `general` sources are used, since what is built from them may be shown to anyone on the project.
     """
     words = [QueryClause(word, False, "should", 0) for word in text.split()[:64]]
     clauses = analyze_clauses(words)
     if not clauses:
         return []
-    index = corpus_index()
-    with reading(index):
-        snapshot = index.snapshot()  # the one taken last unless a commit landed, as for a user's search
-    if snapshot is None:
-        if await index_log.last_index_change() > 0:
-            # Passages exist but no index serves them yet (a replica being built): an empty answer would lie.
-            raise IndexUnreadable(f"the {index.folder} index is being rebuilt")
+    view = await grounding_view(workspace_id, project_id, serving_state)
+    if view is None:
         return []
-    state = await serving_state(snapshot.applied_seq)
-    filters = SearchFilters(
-        workspace_id,
-        [project_id],
-        classes=("general",),
-        excluded_segmenters=state.excluded_segmenters(snapshot.applied_seq),
-        excluded_sources=state.excluded_sources(workspace_id, ("general",)),
-    )
+    index, snapshot, filters = view.index, view.snapshot, view.filters
     # Grounding quotes passages and never shows highlights: finding them was most of this search's CPU.
     read = functools.partial(
         search_snapshot,

@@ -21,10 +21,12 @@ from groundwork.domain.enhancement.phrasing import (
     lower_first,
     observable,
     split_condition,
+    standalone,
     upper_first,
 )
 from groundwork.domain.enhancement.relevance import stems
 from groundwork.domain.enhancement.scope_drafts import nothing
+from groundwork.domain.enhancement.sentences import is_code_unit
 from groundwork.domain.enhancement.statements import Pool, Statement
 
 _COMPONENT = re.compile(
@@ -33,12 +35,10 @@ _COMPONENT = re.compile(
     r"|\b(?P<camel>[A-Z][a-z]+[A-Z][A-Za-z]+)\b"
 )
 _MAX_STEPS = 12
-# "Note that X" says X; "To find X, use Y" is an instruction behind its purpose.
-_NOTE = re.compile(r"^(?:please\s+)?note that\s+", re.I)
+# "To find X, use Y" is an instruction behind its purpose.
 _PURPOSE = re.compile(r"^to\s+[^,]{3,120},\s*(?:simply\s+|just\s+)?(?P<rest>.+)$", re.I)
-# A code block as one unit (`sentences.py`), and whether it opens with a program and its arguments (a shell
-# session) rather than a configuration line (`[global]`, `workgroup = X`, an fstab entry).
-_CODE_UNIT = re.compile(r"`[^`]+`")
+# Whether a code block (`sentences.is_code_unit`) opens with a program and its arguments (a shell session) rather
+# than a configuration line (`[global]`, `workgroup = X`, an fstab entry).
 _PROGRAM = re.compile(r"`(?:\$\s+)?[a-z][\w.+-]*(?:\s+(?:-{1,2}\w|/[\w.]|[a-z][\w./:-]*(?:\s|`|$))|\s*(?:;|`))")
 # A step that carries a setting or a command is what a plan most needs (issue 35): it outranks a step this much
 # more relevant that carries neither.
@@ -78,7 +78,7 @@ def plan(context: EnhancementContext, pool: Pool) -> ActionOutput:
     found: list[list[Statement]] = []
     focus = pool.instructions.focus_words
     for statement in pool.corpus:  # evidence order: a procedure's steps stay in order
-        bare_block = bool(_CODE_UNIT.fullmatch(statement.text.rstrip(".")))
+        bare_block = is_code_unit(statement.text.rstrip("."))
         if bare_block and found and found[-1][-1].ref == statement.ref:
             found[-1].append(statement)  # a code block belongs to the step before it ("Start it: `...`" is a step)
             continue
@@ -135,9 +135,9 @@ def _step(statement: Statement) -> str:
     """A statement as an action: an instruction as written, a code block run or written, and a description of
     how a component works as an action on that component, the description kept as its reason."""
     text = statement.text.rstrip(".")
-    if _CODE_UNIT.fullmatch(text):  # a code block: a shell session is run, a configuration is written
+    if is_code_unit(text):  # a code block: a shell session is run, a configuration is written
         return f"{'Run' if _PROGRAM.match(text) else 'Write the configuration'} {text}."
-    text = _NOTE.sub("", text)
+    text = standalone(text)
     purpose = _PURPOSE.match(text)
     if purpose and is_instruction(purpose.group("rest")):  # "To find X, use the Y command."
         return upper_first(text) + "."

@@ -88,28 +88,29 @@ class RunNotReviewable(GroundworkError):
     title = "Run not reviewable"
 
 
-class DraftNotEligible(GroundworkError):
+class _DraftsRefused(GroundworkError):
+    """An apply refused for some of its drafts: which, and why each (`draft_ids`, `reasons`)."""
+
     status = 422
+    lead = ""
+
+    def __init__(self, draft_ids: list[str], reasons: dict[str, str]) -> None:
+        super().__init__(
+            self.lead + "; ".join(f"{d}: {reasons[d]}" for d in draft_ids),
+            extra={"draft_ids": draft_ids, "reasons": reasons},
+        )
+
+
+class DraftNotEligible(_DraftsRefused):
     code = "draft_not_eligible"
     title = "Draft not eligible"
-
-    def __init__(self, draft_ids: list[str], reasons: dict[str, str]) -> None:
-        super().__init__(
-            "Some drafts cannot be applied: " + "; ".join(f"{d}: {reasons[d]}" for d in draft_ids),
-            extra={"draft_ids": draft_ids, "reasons": reasons},
-        )
+    lead = "Some drafts cannot be applied: "
 
 
-class DraftRejected(GroundworkError):
-    status = 422
+class DraftRejected(_DraftsRefused):
     code = "draft_rejected"
     title = "Draft rejected"
-
-    def __init__(self, draft_ids: list[str], reasons: dict[str, str]) -> None:
-        super().__init__(
-            "Rejected drafts are never applied: " + "; ".join(f"{d}: {reasons[d]}" for d in draft_ids),
-            extra={"draft_ids": draft_ids, "reasons": reasons},
-        )
+    lead = "Rejected drafts are never applied: "
 
 
 class DraftNotRejectable(GroundworkError):

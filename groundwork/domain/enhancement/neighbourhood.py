@@ -94,6 +94,9 @@ def in_reading_order(hits: list[Placed], neighbours: list[Placed], anchored: lis
 def _within(passage: Placed, section: tuple[str, str | None]) -> bool:
     """Whether a passage sits in a section of a document version, or in one of its subsections."""
     version, name = section
-    if passage.version != version:
-        return False
-    return passage.section == name or (name is not None and (passage.section or "").startswith(f"{name} > "))
+    return passage.version == version and within_section(passage.section, name)
+
+
+def within_section(section: str | None, parent: str | None) -> bool:
+    """Whether a heading path is `parent` or one of its subsections ("A > B" is within "A")."""
+    return section == parent or (parent is not None and (section or "").startswith(f"{parent} > "))

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from groundwork.domain.enhancement.classify import IMPERATIVE_VERBS, is_instruction
 
-# A sentence's link to the one before it, which says nothing once the sentence stands alone.
+# A sentence's link to the one before it, which says nothing once the sentence stands alone ("Note that X" says X).
 _CONNECTIVE = re.compile(
-    r"^(?:finally|then|first|second|next|also|moreover|furthermore|however|therefore|as such|in addition"
-    r"|of course|in particular|for instance|for example),\s+",
+    r"^(?:(?:finally|then|first|second|next|also|moreover|furthermore|however|therefore|as such|in addition"
+    r"|of course|in particular|for instance|for example),|(?:please\s+)?note that)\s+",
     re.IGNORECASE,
 )
 _MODAL = re.compile(
@@ -342,9 +342,14 @@ def observable(sentence: str) -> list[str]:
     return [lower_first(text)]
 
 
+def standalone(sentence: str) -> str:
+    """A sentence without its link to the one before it ("Finally, ", "Note that ")."""
+    return _CONNECTIVE.sub("", sentence.strip())
+
+
 def imperative(sentence: str) -> str:
     """A requirement as an instruction to carry out, keeping every word of substance."""
-    text = bare(sentence)
+    text = standalone(bare(sentence))
     if _is_instruction(text):
         return upper_first(text)
     condition = split_condition(text)
@@ -381,7 +386,6 @@ def _instruction(text: str) -> str:
         if kind == "done":
             return f"Have {what}, as {who} asked"
         return f"Provide {what}, as {who} asked"
-    text = _CONNECTIVE.sub("", text)  # "Finally, the settings define ..." says "the settings define ..."
     modal = _MODAL.match(text)
     if not modal:
         return f"Make sure {lower_first(text)}"

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from groundwork.domain.enhancement.enhancer import CorpusRarity
+from groundwork.domain.enhancement.neighbourhood import within_section
 from groundwork.domain.evidence_search.analysis import content_terms
 
 # The item's most distinctive words a sentence must share to be fully relevant (1.0).
@@ -179,10 +180,7 @@ def relevant_passages(passages: list[Scored]) -> set[str]:
 
 def _under(passage: Scored, sections: set[tuple[str, str]]) -> bool:
     """Whether a passage sits in one of these sections of its source, or in a subsection of one."""
-    return any(
-        source == passage.source and (passage.section == section or passage.section.startswith(f"{section} > "))
-        for source, section in sections
-    )
+    return any(source == passage.source and within_section(passage.section, section) for source, section in sections)
 
 
 def keeps(sentence_relevance: float, sentence_facet: str | None) -> bool:

@@ -95,7 +95,7 @@ def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str
     carried: tuple[str | None, str | None] = (None, None)  # (under which Markdown section, the inline heading)
     for unit, unit_section in units:
         inline = carried[1] if carried[0] == unit_section and carried[1] else unit_section
-        if unit.startswith("`") and unit.endswith("`") and unit.count("`") == 2:  # a code block: one command unit
+        if is_code_unit(unit):  # a code block: one command unit
             result.append((unit, inline))
             continue
         parts = _SENTENCE_END.split(unit)
@@ -112,6 +112,11 @@ def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str
             if len(part) >= 12:
                 result.append((part if part[-1] in ".!?:" else part + ".", inline))
     return tuple(result)
+
+
+def is_code_unit(text: str) -> bool:
+    """Whether a sentence is a whole code block, written as one inline code span."""
+    return text.startswith("`") and text.endswith("`") and text.count("`") == 2
 
 
 def sentences(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from groundwork.domain.errors import GroundworkError, InvalidRequest
+from groundwork.domain.errors import GroundworkError
 from groundwork.persistence.repositories.context_engine import contributions as contribution_rows
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.context_engine.contributions import (
@@ -53,12 +53,6 @@ class ContributeReport:
     def failed(self) -> list[LineOutcome]:
         """The lines that contributed nothing, with their reasons."""
         return [line for line in self.lines if line.outcome == "failed"]
-
-
-def _describe(error: GroundworkError) -> str:
-    if isinstance(error, InvalidRequest) and error.errors:
-        return "; ".join(f"{e.path}: {e.message}" for e in error.errors)
-    return error.detail
 
 
 async def _run(work: ContributionWork, client: Client | None, task_queue: str) -> ContributionResult | None:
@@ -98,7 +92,7 @@ async def contribute_lines(
         try:
             work = await receive_contribution(workspace.id, record, received_by=None)
         except GroundworkError as error:
-            outcome.outcome, outcome.reason = "failed", _describe(error)
+            outcome.outcome, outcome.reason = "failed", error.summary()
             continue
         outcome.contribution_id = work.contribution_id
         accepted.append((outcome, work))
@@ -117,7 +111,7 @@ async def contribute_lines(
                 outcome.entry_id = row.entry_id if row is not None else None
         except (GroundworkError, WorkflowFailureError) as error:
             outcome.outcome = "failed"
-            outcome.reason = _describe(error) if isinstance(error, GroundworkError) else f"contribution failed: {error}"
+            outcome.reason = error.summary() if isinstance(error, GroundworkError) else f"contribution failed: {error}"
         if progress is not None:
             progress(outcome)
     if client is None and any(o.outcome not in ("failed", "unchanged") for o in report.lines):

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundwork.domain.errors import GroundworkError, InvalidRequest
+from groundwork.domain.errors import GroundworkError
 from groundwork.domain.tenancy.principals import Principal
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 from groundwork.services.work_items import items as service
@@ -21,12 +21,6 @@ class ImportReport:
 
     created: list[str] = field(default_factory=list)
     rejected: list[tuple[int, str]] = field(default_factory=list)
-
-
-def _describe(error: GroundworkError) -> str:
-    if isinstance(error, InvalidRequest) and error.errors:
-        return "; ".join(f"{e.path}: {e.message}" for e in error.errors)
-    return error.detail
 
 
 async def import_work_items(
@@ -74,7 +68,7 @@ async def import_work_items(
             )
             report.created.append(item.key)
         except GroundworkError as error:
-            report.rejected.append((number, _describe(error)))
+            report.rejected.append((number, error.summary()))
     return report
 
 

@@ -127,12 +127,6 @@ async def _import_one(
     return "updated", updated.key
 
 
-def _describe(error: GroundworkError) -> str:
-    if isinstance(error, InvalidRequest) and error.errors:
-        return "; ".join(f"{e.path}: {e.message}" for e in error.errors)
-    return error.detail
-
-
 async def prepare_import(
     actor: Principal, project_id: str, kind: str, text: str, status_map: dict[str, str] | None
 ) -> ParsedExport:
@@ -174,7 +168,7 @@ async def import_items(
                 outcome, key = await _import_one(actor, project_id, kind, item, status, people)
         except GroundworkError as error:
             del report.created_principals[principals_before:]  # rolled back with the entry
-            report.rejected.append((item.position, _describe(error)))
+            report.rejected.append((item.position, error.summary()))
             continue
         getattr(report, outcome).append(key)
     report.warnings = [f"unmapped status {s!r} became 'backlog'; map it with a status map" for s in sorted(unmapped)]

@@ -10,6 +10,15 @@ from groundwork.domain.enhancement.neighbourhood import Placed, in_reading_order
 from groundwork.domain.enhancement.relevance import ItemQuery, Scored, item_words, relevant_passages, stems
 
 
+def plan_of(title: str, description: str, *evidence: Evidence) -> str:
+    """The implementation plan drafted for an item with this title and description from this evidence."""
+    fields: dict[str, object] = {"description": description}
+    own = work_item_evidence("wi_1", title, fields)
+    context = EnhancementContext("implementation_plan", "wi_1", "OPS-1", title, fields, (*own, *evidence), "", None)
+    [plan] = generate(context).drafts
+    return str(plan.proposed_value)
+
+
 def test_a_root_prompt_in_a_code_block_keeps_its_command_and_a_comment_is_dropped() -> None:
     block = (
         "```\n# definitions of existing MD arrays\n# mdadm /dev/md1 --remove /dev/sde\n"
@@ -62,20 +71,7 @@ def test_the_plan_keeps_the_steps_that_carry_a_command_when_it_has_more_than_it_
         "Software RAID",
         "Software RAID",
     )
-    title = "Replace failed disk in the RAID array"
-    fields: dict[str, object] = {"description": "The array reports a failed disk."}
-    context = EnhancementContext(
-        "implementation_plan",
-        "wi_9",
-        "OPS-9",
-        title,
-        fields,
-        (*work_item_evidence("wi_9", title, fields), evidence),
-        "",
-        None,
-    )
-    [plan] = generate(context).drafts
-    value = str(plan.proposed_value)
+    value = plan_of("Replace failed disk in the RAID array", "The array reports a failed disk.", evidence)
     assert "mdadm /dev/md1 --remove /dev/sde" in value  # the 15th step, past the twelve the plan shows
     assert value.count("\n1. ") + value.startswith("1. ") <= 1 and "13. " not in value  # still twelve steps
     numbers = [int(line.split(".")[0]) for line in value.splitlines() if line[:1].isdigit()]
@@ -103,20 +99,8 @@ def test_plan_steps_are_actions_and_a_description_becomes_an_action_on_the_compo
         "Backup, ¶ 2",
         "Backup",
     )
-    title = "Backups for the file servers"
-    fields: dict[str, object] = {"description": "Nothing is backed up right now."}
-    context = EnhancementContext(
-        "implementation_plan",
-        "wi_1",
-        "OPS-1",
-        title,
-        fields,
-        (*work_item_evidence("wi_1", title, fields), evidence, example),
-        "",
-        None,
-    )
-    [plan] = generate(context).drafts
-    steps = [line.split(". ", 1)[1] for line in str(plan.proposed_value).splitlines() if line[:1].isdigit()]
+    value = plan_of("Backups for the file servers", "Nothing is backed up right now.", evidence, example)
+    steps = [line.split(". ", 1)[1] for line in value.splitlines() if line[:1].isdigit()]
     assert "Configure `/etc/dirvish/master.conf`: the main backup configuration is in the" in " ".join(steps)
     assert any(step.startswith("Indicate a backup time just before the cron job runs") for step in steps)
     assert any(step.startswith("Write the configuration `bank: ; /backup ;") for step in steps)
