@@ -66,7 +66,8 @@ def component(text: str) -> str | None:
 def _named(text: str) -> tuple[str, str] | None:
     """The first component a text names, with its kind (`path`, `code`, `command` or `camel`)."""
     for match in _COMPONENT.finditer(text):
-        kind, name = next((k, v) for k, v in match.groupdict().items() if v)
+        kind, found = next((k, v) for k, v in match.groupdict().items() if v)
+        name = found.rstrip(":;,")  # `SSHException:` names `SSHException`
         if any(ch.isalnum() for ch in name):  # never an elision ("[...]") or punctuation
             return kind, name
     return None

@@ -36,7 +36,9 @@ _FACET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "setting",
         re.compile(
             r"(?:^|[\s`(])/(?:etc|var|usr|srv|home|boot|dev|lib|opt|run)/[\w./-]+|\b[\w.-]+\.(?:conf|cfg|cf|ini|ya?ml|d)\b"
-            r"|`[\w.-]+\s*[=:]\s*[^`]+`|\b(?:setting|option|directive|parameter|variable)s?\b",
+            # `key = value` or `key: value`, never an error message (`SSHException: Error reading ...`)
+            r"|`(?![\w.]*(?:Error|Exception)\s*:)[\w.-]+\s*[=:]\s*[^`]+`"
+            r"|\b(?:setting|option|directive|parameter|variable)s?\b",
             re.I,
         ),
     ),

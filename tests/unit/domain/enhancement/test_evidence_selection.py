@@ -7,7 +7,7 @@ from groundwork.domain.enhancement.enhancer import CorpusRarity, EnhancementCont
 from groundwork.domain.enhancement.extractive import generate, sentences, work_item_evidence
 from groundwork.domain.enhancement.model import EvidenceRef
 from groundwork.domain.enhancement.neighbourhood import Placed, in_reading_order
-from groundwork.domain.enhancement.relevance import ItemQuery, Scored, item_words, relevant_passages, stems
+from groundwork.domain.enhancement.relevance import ItemQuery, Scored, facet, item_words, relevant_passages, stems
 
 
 def plan_of(title: str, description: str, *evidence: Evidence) -> str:
@@ -116,3 +116,17 @@ def test_a_passage_that_would_make_its_source_relevant_stays_relevant_beside_a_m
         Scored("logs", "Card vault", "Card vault > Log scanning", 0.2),
     ]
     assert relevant_passages(passages) == {"flow", "stored"}
+
+
+def test_an_error_message_in_code_is_a_cause_and_never_a_plan_step() -> None:
+    symptom = "The settlement job failed with `SSHException: Error reading SSH protocol banner`."
+    assert facet(symptom) == "cause" and facet("Set `retries: 3` in the settlement job.") == "setting"
+    runbook = Evidence(
+        EvidenceRef("passage", "psg_runbook"),
+        f"{symptom}\n\nRerun the settlement job by hand after 02:15:\n\n```\nkubectl -n payments create job\n```",
+        "Runbook",
+        "Runbook",
+    )
+    value = plan_of("Investigate flaky settlement job", "The settlement job failed twice.", runbook)
+    assert "kubectl -n payments create job" in value
+    assert "SSHException" not in value
