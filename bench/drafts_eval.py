@@ -76,6 +76,8 @@ DEMO_KEYS = ("PAY-2", "PAY-3", "CHK-10", "FLT-3", "DSP-7")
 PAY2_INSTRUCTIONS = "focus on the PCI re-assessment and on rollback; write acceptance criteria as Given/When/Then"
 MARKER = re.compile(r"\[[a-z_]+:[A-Za-z0-9_]+\]")
 RESTATED_SHARE = 0.8
+# The stems of a When that names no event: "it is checked", "the work is reviewed", "the behaviour is verified".
+_PLACEHOLDER_WHEN = frozenset({"check", "review", "work", "verifi", "test", "behaviour", "behavior"})
 # Words of a draft's format, not of its content: they are never the item's words.
 _FORMAT_WORDS = re.compile(
     r"\*\*(?:given|when|then|and|check(?: that)?|r\d+\.?)\*\*|\b(?:given|when|then)\b|`?[a-z_]+:[a-z]+_[a-z0-9]+`?"
@@ -142,6 +144,13 @@ def is_gwt(line: str) -> bool:
     return bool(re.search(r"\b(?:given|when)\b", lowered)) and bool(re.search(r"\bthen\b", lowered))
 
 
+def concrete_when(criterion: str) -> bool:
+    """Whether a Given/When/Then criterion's When names an event of its own, not a placeholder ("it is checked",
+    "the work is reviewed"): a content word beyond checking, reviewing and the work."""
+    found = re.search(r"\bwhen\b(.*?)\bthen\b", criterion.replace("*", ""), re.IGNORECASE | re.DOTALL)
+    return bool(found) and bool(set(content_terms(found.group(1))) - _PLACEHOLDER_WHEN)
+
+
 def criteria(value: Any) -> list[str]:
     """The acceptance criteria of a draft: its bullets, each with its continuation lines."""
     if not isinstance(value, str):
@@ -180,6 +189,7 @@ def score_item(item: Item, run: dict[str, Any], uris: dict[str, str]) -> dict[st
         "gwt": bool(ac) and any(is_gwt(c) for c in ac),
         "criteria": len(ac),
         "gwt_criteria": sum(is_gwt(c) for c in ac),
+        "concrete_when": sum(is_gwt(c) and concrete_when(c) for c in ac),
         "markers": markers,
         "drafts": sorted(d["field"] for d in drafts),
         "confidence": {d["field"]: d["confidence"] for d in drafts},
@@ -221,6 +231,8 @@ def summary(items: list[Item], scores: dict[str, dict[str, Any]], deterministic:
         "gwt_items": sum(s["gwt"] for s in with_requirement),
         "with_requirement": len(with_requirement),
         "gwt_criteria": sum(s["gwt_criteria"] for s in chosen) / criteria_count if criteria_count else 0.0,
+        "concrete_when": sum(s["concrete_when"] for s in chosen),
+        "criteria": criteria_count,
         "markers": sum(s["markers"] for s in chosen),
         "deterministic": sum(deterministic[i.name] for i in items),
     }
@@ -235,9 +247,10 @@ def print_report(items: list[Item], results: dict[str, Any]) -> None:
     }
     print(
         "\n| set | items | cited-passage precision | items citing an answering page | key facts present "
-        "| restated lines | Given/When/Then items (criteria) | markers | deterministic |"
+        "| restated lines | Given/When/Then items (criteria) | criteria with a concrete When | markers "
+        "| deterministic |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in ("handbook", "demo"):
         s = summary([i for i in items if i.set == name], scores, deterministic)
         precision = "—" if s["precision"] is None else f"{s['precision']:.2f} ({s['cited']} cited)"
@@ -245,6 +258,7 @@ def print_report(items: list[Item], results: dict[str, Any]) -> None:
             f"| {name} | {s['items']} | {precision} | {s['answering']}/{s['with_pages']}"
             f" | {s['key_facts']}/{s['facts']} | {s['restated']:.0%} of {s['lines']}"
             f" | {s['gwt_items']}/{s['with_requirement']} ({s['gwt_criteria']:.0%})"
+            f" | {s['concrete_when']}/{s['criteria']}"
             f" | {s['markers']} | {s['deterministic']}/{s['items']} |"
         )
     print("\n| item | cited (relevant) | answering page | key fact | restated / lines | GWT | markers | drafts |")

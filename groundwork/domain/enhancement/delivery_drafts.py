@@ -21,6 +21,7 @@ from groundwork.domain.enhancement.phrasing import (
     lower_first,
     observable,
     split_condition,
+    split_consequence,
     standalone,
     upper_first,
 )
@@ -50,6 +51,39 @@ _TEST_TYPES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("migration", ("migrat", "backfill", "import", "upgrade", "export")),
     ("integration", ("api", "endpoint", "webhook", "vendor", "provider", "service", "server", "network")),
 )
+# "the X command", "the X package": what is done with a component named by its kind, as a criterion's When.
+_KIND_EVENT = re.compile(
+    r"\bthe (?P<name>[\w.-]+) (?P<kind>command|program|package|service|daemon|file|job|table)\b", re.IGNORECASE
+)
+# "the linked file", "the following command", "the configuration file": a word that describes, not a name.
+_DESCRIBES = re.compile(
+    r"^(?:\w+(?:ed|ing)|same|new|old|main|first|last|other|whole|configuration|corresponding|previous|next|default"
+    r"|appropriate|relevant|right|wrong|single|entire|original|above|below|log|data|text|init|installation|target|source)$",
+    re.IGNORECASE,
+)
+_EVENTS = {
+    "command": "is run",
+    "program": "is run",
+    "package": "is installed",
+    "service": "is started",
+    "daemon": "is started",
+    "file": "is edited",
+    "job": "runs",
+    "table": "is updated",
+}
+# A code span naming a setting (`PRUNEDPATHS`, `key = value`), or a program with its arguments.
+_SETTING = re.compile(r"^(?:[A-Z][A-Z0-9_]{2,}|[A-Za-z][\w.-]*\s*=\s*\S.*)$")
+_COMMAND_LINE = re.compile(r"^[a-z][\w.+-]*\s+(?:-{1,2}\w|[a-z/~.][\w./:~-]*)")
+_CODE_SPAN = re.compile(r"`([^`\n]{2,200})`")
+_PATH = re.compile(r"(?<![\w`])/(?:etc|var|usr|srv|home|boot|dev|lib|opt|run)/[\w./-]*\w")
+# Section numbers a handbook puts before its headings ("9.3.1. Owners and Permissions", "B.5.4. Libraries").
+_SECTION_NUMBER = re.compile(r"^(?:[A-Z]|\d+)(?:\.\d+)*\.\s+(?=\S)")
+# A criterion's When where a statement names no event of its own.
+_REVIEWED, _CHECKED, _IS_CHECKED = "the work is reviewed", "the work is checked", "it is checked"
+_PLACEHOLDERS = frozenset({_REVIEWED, _CHECKED, _IS_CHECKED})
+# A statement that yields a concrete When (its own condition, or a component acted on) is what a criterion
+# most needs: among the requirements it outranks one this much more relevant that yields neither.
+TESTABLE_BONUS = 0.2
 _FAILURE = re.compile(
     r"\b(?:fail\w*|error|not (?:yet )?(?:published|available|reachable)|unavailable|timeout|refused|rejected"
     r"|exceed\w*|over (?:the|its) (?:limit|quota)|full|missing|invalid|lost|down)\b",
@@ -176,10 +210,31 @@ class Criterion:
 
 
 def _context_of(context: EnhancementContext, statement: Statement) -> str:
-    where = (statement.section or "").rsplit(">", 1)[-1].strip().replace("_", " ")
+    where = _SECTION_NUMBER.sub("", (statement.section or "").rsplit(">", 1)[-1].strip().replace("_", " "))
     if statement.own or not where:
         return f"the work of “{bare(context.title)}” is in place"
     return f"the case “{bare(where)}”"
+
+
+def event(text: str) -> str | None:
+    """What is done to see a statement hold, from the component it acts on: a program is run, a path is
+    configured, a setting is set, a package is installed; None when it names none (an identifier or a product
+    name says what is involved, not what is done)."""
+    by_kind = next((m for m in _KIND_EVENT.finditer(text) if not _DESCRIBES.search(m.group("name"))), None)
+    if by_kind:
+        return f"`{by_kind.group('name')}` {_EVENTS[by_kind.group('kind').lower()]}"
+    path = _PATH.search(text)
+    if path:
+        return f"`{path.group(0)}` is configured"
+    for span in _CODE_SPAN.findall(text):
+        span = span.strip().removeprefix("$ ").strip()
+        if span.startswith(("/", "~/")):
+            return f"`{span.split()[0]}` is configured"
+        if _SETTING.match(span):
+            return f"`{span}` is set"
+        if _COMMAND_LINE.match(span):
+            return f"`{span if len(span) <= 60 else span.split()[0]}` is run"
+    return None
 
 
 def _rule(text: str) -> str:
@@ -194,9 +249,8 @@ def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
     text = _rule(statement.text)
     if (is_instruction(text) or _PROHIBITION.match(text)) and not split_condition(text):
         facts = observable(text)
-        return Criterion(
-            _context_of(context, statement), "the work is reviewed", " and ".join(facts), failure, statement
-        )
+        when = event(text) or _REVIEWED
+        return Criterion(_context_of(context, statement), when, " and ".join(facts), failure, statement)
     condition = split_condition(text)
     if condition is not None:
         outcome = condition.outcome
@@ -204,28 +258,43 @@ def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
         if is_instruction(outcome):
             then = f"the operator is told to {lower_first(bare(outcome))}"
         if condition.is_state:
-            return Criterion(lower_first(condition.clause), "the work is checked", then, failure, statement)
+            when = event(outcome) or _CHECKED
+            return Criterion(lower_first(condition.clause), when, then, failure, statement)
         return Criterion(_context_of(context, statement), lower_first(condition.clause), then, failure, statement)
-    return Criterion(
-        _context_of(context, statement), "it is checked", " and ".join(observable(text)), failure, statement
-    )
+    consequence = split_consequence(text)
+    if consequence is not None:
+        happens, follows = consequence
+        when = lower_first(observable(happens)[0])  # "the export must be encrypted" happens as "is encrypted"
+        return Criterion(_context_of(context, statement), when, observable(follows)[0], failure, statement)
+    when = event(text) or _IS_CHECKED
+    return Criterion(_context_of(context, statement), when, " and ".join(observable(text)), failure, statement)
 
 
 def criteria(context: EnhancementContext, pool: Pool) -> list[Criterion]:
     """A criterion for each requirement the evidence or an item without criteria states, then its failure cases."""
     own = not str(context.fields.get("acceptance_criteria") or "").strip()  # absent, null or blank
     title = stems(context.title)
-    chosen = [
-        s
+    candidates = [
+        criterion(context, s)
         for s in pool.of("requirement", "constraint", own=own)
         if not s.is_command and not (s.own and len(s.words - title) < 2)  # never the title again
-    ][:8]
+    ]
+    focus = pool.instructions.focus_words
+    best = sorted(  # focus first, the item's own next, then the most relevant, testable ones (a When) lifted
+        candidates,
+        key=lambda c: (
+            0 if c.source.words & focus else 1,
+            0 if c.source.own else 1,
+            -(c.source.relevance + (0.0 if c.when in _PLACEHOLDERS else TESTABLE_BONUS)),
+        ),
+    )[:8]
+    chosen = [c.source for c in best]
     failures = [
         s
         for s in pool.corpus
         if s not in chosen and split_condition(s.text) is not None and _FAILURE.search(s.text) and not s.is_command
     ][:3]
-    return [criterion(context, s) for s in chosen + failures]
+    return best + [criterion(context, s) for s in failures]
 
 
 def acceptance(context: EnhancementContext, pool: Pool) -> ActionOutput:

@@ -36,7 +36,7 @@ __all__ = [
 class ExtractiveEnhancer:
     """The deterministic, evidence-grounded default `Enhancer`."""
 
-    name = "extractive-v4"
+    name = "extractive-v5"
     in_process = True
 
     async def enhance(self, context: EnhancementContext) -> ActionOutput:

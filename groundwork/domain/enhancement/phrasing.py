@@ -24,7 +24,25 @@ _MODAL = re.compile(
     r"\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
-_ADVERBS = ("still", "always", "also", "only", "immediately", "automatically", "silently", "clearly")
+_ADVERBS = (
+    "still",
+    "always",
+    "also",
+    "only",
+    "immediately",
+    "automatically",
+    "silently",
+    "clearly",
+    "first",
+    "then",
+    "either",
+    "simply",
+    "just",
+    "usually",
+    "generally",
+)
+# Personal pronouns take the plural form of a verb ("you change", "we keep").
+_PLURAL_PRONOUNS = frozenset({"you", "we", "they", "i"})
 _IRREGULAR = {
     "build": "built",
     "buy": "bought",
@@ -56,7 +74,9 @@ _THIRD_PERSON_IRREGULAR = {"be": "is", "have": "has", "do": "does", "go": "goes"
 _PLURAL_EXCEPTIONS = ("ss", "us", "is", "ics")
 _PRONOUN_SUBJECT = {"them": "they", "it": "it", "both": "both", "these": "these", "those": "those"}
 _LEADING_CONDITION = re.compile(
-    r"^(?P<word>if|when|whenever|once|after|while|unless|until)\s+(?P<clause>[^,]+?),\s*(?P<rest>.+)$", re.IGNORECASE
+    r"^(?P<word>if|when|whenever|each time|every time|as soon as|once|after|while|unless|until)\s+(?P<clause>[^,]+?),"
+    r"\s*(?P<rest>.+)$",
+    re.IGNORECASE,
 )
 # Only "X if Y" is split from the end: "X only when Y" restricts X, and "at once" is no condition.
 _TRAILING_CONDITION = re.compile(r"^(?P<rest>(?:\S+\s+){1,}?\S+?)(?<!\bonly)\s+(?P<word>if)\s+(?P<clause>.+)$", re.I)
@@ -72,7 +92,7 @@ _OBJECT_END = re.compile(
     re.IGNORECASE,
 )
 _WISH = re.compile(
-    r"^(?P<who>(?:[\w'&-]+\s+){0,4}?[\w'&-]+)\s+(?P<verb>wants?|would like|asked|asks)\s+"
+    r"^(?P<who>(?:[\w'&-]+\s+){0,4}?[\w'&-]+)\s+(?P<verb>wants?|would like|asked)\s+"
     r"(?:(?P<how>that|us to|to|for)\s+)?(?P<rest>.+)$",
     re.IGNORECASE,
 )
@@ -194,9 +214,30 @@ def split_condition(sentence: str) -> Condition | None:
             return Condition(leading.group("word"), clause, rest)
         return None
     trailing = _TRAILING_CONDITION.match(text)
-    if trailing and " and " not in trailing.group("rest"):
+    if trailing and " and " not in trailing.group("rest") and _has_verb(trailing.group("rest")):
+        if not _balanced(trailing.group("rest")):  # "accessible (and, if it is mounted, ...)" is an aside
+            return None
         return Condition(trailing.group("word"), trailing.group("clause").strip(), trailing.group("rest").strip())
     return None
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")")
+
+
+def split_consequence(sentence: str) -> tuple[str, str] | None:
+    """`X; Y`, two statements with their verbs: what happens (X) and what follows from it (Y); None otherwise.
+
+    "The user generates a key pair with ssh-keygen; the public key is stored in ~/.ssh/id_rsa.pub" is an event
+    and its observable result, as a criterion's When and Then."""
+    head, semicolon, rest = standalone(bare(sentence)).partition("; ")
+    # A head with commas of its own ("Unlike Munin, Nagios ...", "even this, however, ...") is an argument, not
+    # an event.
+    if not semicolon or ";" in rest or "," in head or len(head.split()) > 20:
+        return None
+    if not _has_verb(head) or not _has_verb(rest):
+        return None
+    return head.strip(), rest.strip()
 
 
 def _first_word(text: str) -> str:
@@ -248,8 +289,8 @@ def _passive(clause: str) -> str:
 
 
 def _modal_as_fact(subject: str, modal: str, rest: str) -> str:
-    """'X must V ...' as what is observed once it holds: 'X Vs ...' (or 'X V ...' for a plural X)."""
-    plural = is_plural(subject)
+    """'X must V ...' as what is observed once it holds: 'X Vs ...' (or 'X V ...' for a plural X or a pronoun)."""
+    plural = is_plural(subject) or subject.split()[-1].lower() in _PLURAL_PRONOUNS
     rest = re.sub(r"\band (?:must|should|shall) not\b", "and does not" if not plural else "and do not", rest)
     words = rest.split(" ")
     adverbs = []

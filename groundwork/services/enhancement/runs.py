@@ -223,7 +223,7 @@ async def _insert_queued_run(
 
 def _generator_name() -> str:
     settings = current_connection().settings
-    return f"chat-completions:{settings.llm_model}" if settings.llm_base_url else "extractive-v4"
+    return f"chat-completions:{settings.llm_model}" if settings.llm_base_url else "extractive-v5"
 
 
 async def list_runs(

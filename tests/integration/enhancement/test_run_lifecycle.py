@@ -284,7 +284,7 @@ async def test_the_run_workflow_continues_as_new_and_keeps_serving(
             instructions="",
             requested_by=workspace.principals["owner"],
             code_context=False,
-            generator="extractive-v4",
+            generator="extractive-v5",
         )
     handle = await temporal_client.start_workflow(
         EnhancementRunWorkflow.run,
@@ -356,7 +356,7 @@ async def test_a_second_identical_gathering_changes_nothing(workspace: Workspace
             instructions="",
             requested_by=workspace.principals["owner"],
             code_context=False,
-            generator="extractive-v4",
+            generator="extractive-v5",
         )
     first = [Evidence(EvidenceRef("passage", "psg_1"), "First passage text.", "Doc", "Doc > Risks")]
     references = [ReferenceItem("wi_1", "DSP-1", "Done before", 3, "Estimated at three.")]
