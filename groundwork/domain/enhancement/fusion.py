@@ -14,9 +14,15 @@ K = 10
 
 
 def fused(rankings: list[list[str]], k: int = K) -> list[tuple[str, float]]:
-    """Each id once with its fused score, best first (ties by id, so the same rankings give the same order)."""
+    """Each id once with its fused score, best first; equal scores by their best rank, then by
+    which ranking holds it (the whole item's first).
+
+    Ties are common (rank r in one ranking only, against rank r in another only) and never broken by id: ids
+    are minted at ingestion, so the same corpus ingested again would otherwise gather different evidence."""
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    first_seen: dict[str, tuple[int, int]] = {}
+    for which, ranking in enumerate(rankings):
         for rank, found in enumerate(ranking):
             scores[found] = scores.get(found, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+            first_seen[found] = min(first_seen.get(found, (rank, which)), (rank, which))
+    return sorted(scores.items(), key=lambda pair: (-pair[1], first_seen[pair[0]]))

@@ -96,6 +96,10 @@ _WISH = re.compile(
     r"(?:(?P<how>that|us to|to|for)\s+)?(?P<rest>.+)$",
     re.IGNORECASE,
 )
+# The reader's option, written to the reader: "you can define rights", "the administrator can use visudo".
+_YOU_CAN = re.compile(r"^(?:you|one|the administrator|an administrator)\s+can\s+(?!be\b|not\b)(?P<rest>.+)$", re.I)
+# A personal pronoun and the word after it: "you consider", "we keep" (a verb, whatever its ending).
+_PRONOUN_VERB = re.compile(r"\b(?:you|we|they|i)\s+(?!and\b|or\b)[a-z]{2,}", re.IGNORECASE)
 _FINITE = re.compile(r"\b(?:is|are|was|were|has|have|had|must|should|shall|can|will|may|does|do|did)\b", re.I)
 # "Reconciliation report: cards exported = ..." - a spec line with a label, no verb before the colon.
 _LABEL = re.compile(r"^(?P<label>[A-Z][\w -]{2,60}?):\s+(?P<rest>.+)$")
@@ -251,7 +255,7 @@ def _is_instruction(text: str) -> bool:
 
 def _has_verb(text: str) -> bool:
     """Whether a clause reads as a statement with a verb, not a bare noun phrase or list."""
-    if (len(text.split()) > 1 and _is_instruction(text)) or _FINITE.search(text):
+    if (len(text.split()) > 1 and _is_instruction(text)) or _FINITE.search(text) or _PRONOUN_VERB.search(text):
         return True
     words = text.split()
     return any(w.endswith("s") and not w.endswith(("ss", "'s", ",")) for w in words[1:4])
@@ -428,6 +432,11 @@ def _instruction(text: str) -> str:
             return f"Have {what}, as {who} asked"
         return f"Provide {what}, as {who} asked"
     modal = _MODAL.match(text)
+    you_can = _YOU_CAN.match(text)
+    if modal and (_FINITE.search(modal.group("subject")) or " that " in f" {modal.group('subject')} "):
+        modal = None  # "The new philosophy is that updates should be installed": the modal is not the sentence's
+    if not modal and you_can:  # "You can define rights ..." is the reader's option: "Define rights ..."
+        return upper_first(you_can.group("rest"))
     if not modal:
         return f"Make sure {lower_first(text)}"
     subject, rest = lower_first(modal.group("subject")), modal.group("rest")

@@ -18,6 +18,10 @@ def test_a_passage_first_in_one_ranking_beats_one_deep_in_the_other() -> None:
     assert order.index("first") < order.index("deep") and order.index("title") < order.index("deep")
 
 
-def test_equal_scores_break_ties_by_id_so_the_same_rankings_give_the_same_order() -> None:
-    assert fused([["b"], ["a"]]) == fused([["a"], ["b"]]) == [("a", 0.1), ("b", 0.1)]
+def test_equal_scores_break_ties_by_rank_and_ranking_never_by_id_so_a_reingested_corpus_fuses_alike() -> None:
+    # Ids are minted at ingestion: the same corpus ingested again must fuse in the same order.
+    assert fused([["z"], ["a"]]) == [("z", 0.1), ("a", 0.1)]
+    assert fused([["a"], ["z"]]) == [("a", 0.1), ("z", 0.1)]
+    # Equal scores at equal ranks: the earlier ranking (the whole item's search) first, whatever the ids.
+    assert [p for p, _ in fused([["p", "b"], ["q", "a"]])] == ["p", "q", "b", "a"]
     assert fused([]) == []

@@ -39,3 +39,15 @@ def test_a_program_that_asks_for_something_states_a_behaviour_not_a_wish() -> No
         "Make sure the installer asks for a confirmation of the password"
     )
     assert imperative("Finance asked for a reconciliation report.").endswith("as Finance asked")
+
+
+def test_what_you_can_do_is_an_instruction_and_a_condition_on_you_is_a_condition() -> None:
+    assert imperative("You can define rights for each category of users.") == "Define rights for each category of users"
+    assert imperative("If you consider an alternative, you can try plocate instead.") == (
+        "If you consider an alternative, try plocate instead"
+    )
+
+
+def test_a_modal_inside_a_that_clause_is_not_the_sentences_requirement() -> None:
+    found = imperative("The new philosophy is that security updates should be automatically installed.")
+    assert found == "Make sure the new philosophy is that security updates should be automatically installed"
