@@ -2,7 +2,8 @@
 
 When the reference class and the signals disagree, the rationale shows both side by side and says which one
 the proposal follows. Confidence is capped by how many reference items exist (none: at most 0.3), and is
-lower when the two disagree. An item whose own estimate the evidence confirms gets no draft.
+lower when the two disagree. An item whose own estimate the evidence confirms gets no draft, and neither does
+an item with an estimate of its own when there is no reference class: signals alone never overrule a person.
 """
 
 from __future__ import annotations
@@ -136,11 +137,26 @@ def estimate(context: EnhancementContext, pool: Pool) -> ActionOutput:
         )
         score = 0.3
     current = context.fields.get("estimate")
-    if isinstance(current, int | float) and not isinstance(current, bool):
-        summary += f" The item's own estimate is {current:g}."
-        if float(current) == float(points):
-            return nothing(context, pool, wanted, f"the evidence confirms the item's own estimate of {current:g}.")
+    own = float(current) if isinstance(current, int | float) and not isinstance(current, bool) else None
     reference_refs = tuple(EvidenceRef("work_item", r.id) for r in references)
+    if own is not None and not references and own != points:
+        # Signals alone count what the evidence says, not the work: they never overrule a person's estimate.
+        why = (
+            f"no completed work item of this project has an estimate to compare with, so the item's own estimate "
+            f"of {own:g} stands; the complexity signals alone would say {points}."
+        )
+        kept = ArtifactProposal(
+            "estimate_rationale",
+            f"Estimate rationale for {context.work_item_key}",
+            why[0].upper() + why[1:],
+            body,
+            refs(used),
+        )
+        return ActionOutput((), (kept, digest(context, pool, [], wanted, why)))
+    if own is not None:
+        summary += f" The item's own estimate is {own:g}."
+        if own == points:
+            return nothing(context, pool, wanted, f"the evidence confirms the item's own estimate of {own:g}.")
     rationale = ArtifactProposal(
         "estimate_rationale",
         f"Estimate rationale for {context.work_item_key}",

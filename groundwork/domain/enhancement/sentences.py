@@ -62,8 +62,11 @@ def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str
     units: list[tuple[str, str | None]] = []
     current = section
     open_unit = False
-    code: list[str] | None = None  # the lines of the fenced code block being read
-    for raw_line in text.splitlines():
+    lines = text.splitlines()
+    # The lines of the fenced code block being read; a passage can also open inside a long block, which its
+    # lone fence closes at its end: what comes before that fence is code, never prose.
+    code: list[str] | None = [] if _opens_inside_a_block(lines) else None
+    for raw_line in lines:
         stripped = raw_line.strip()
         if _FENCE.match(raw_line):
             if code is not None and code:
@@ -112,6 +115,26 @@ def _sectioned_sentences(text: str, section: str | None) -> tuple[tuple[str, str
             if len(part) >= 12:
                 result.append((part if part[-1] in ".!?:" else part + ".", inline))
     return tuple(result)
+
+
+def _opens_inside_a_block(lines: list[str]) -> bool:
+    """Whether a passage begins inside a code block that its first fence closes.
+
+    An odd number of fences leaves one end of the passage inside a block: its start when the last fence is
+    its last line, or when what precedes the first fence reads as code and what follows the last as prose
+    (a sentence of three words or more ending as one); otherwise its end, as a passage cut off inside a
+    block is."""
+    filled = [line.strip() for line in lines if line.strip()]
+    marks = [i for i, line in enumerate(filled) if _FENCE.match(line)]
+    if len(marks) % 2 == 0 or marks[0] == 0:
+        return False
+    if marks[-1] == len(filled) - 1:
+        return True
+    return _prose_lines(filled[: marks[0]]) < _prose_lines(filled[marks[-1] + 1 :])
+
+
+def _prose_lines(lines: list[str]) -> int:
+    return sum(1 for line in lines if line.endswith((".", "!", "?")) and len(line.split()) >= 3)
 
 
 def is_code_unit(text: str) -> bool:

@@ -184,6 +184,18 @@ def test_the_estimate_is_capped_by_its_reference_class_and_shows_both_bases_when
         assert "| reference class (1 item(s)) |" in rationale.body and "| complexity signals |" in rationale.body
 
 
+def test_without_a_reference_class_the_items_own_estimate_stands_and_the_rationale_says_what_signals_say() -> None:
+    output = generate(context("estimate", fields={"estimate": 1}))
+    assert output.drafts == ()  # signals alone never overrule a person's estimate
+    rationale = next(a for a in output.artifacts if a.type == "estimate_rationale")
+    assert rationale.summary.startswith("No completed work item of this project has an estimate to compare with")
+    assert "own estimate of 1 stands; the complexity signals alone would say" in rationale.summary
+    assert "Complexity signals (base 1):" in rationale.body
+    # With a reference class, the estimate is still proposed against the item's own.
+    references = (ReferenceItem("wi_9", "PAY-9", "Rebuild the ledger", 21.0, "## description\n\nRebuild it."),)
+    assert generate(context("estimate", fields={"estimate": 1}, references=references)).drafts
+
+
 def test_sentences_unwrap_markdown_and_keep_a_code_block_whole() -> None:
     text = (
         "## Goal\n- First bullet point here.\n1. Second numbered point. Third sentence follows here!"
@@ -194,6 +206,23 @@ def test_sentences_unwrap_markdown_and_keep_a_code_block_whole() -> None:
         "Second numbered point.",
         "Third sentence follows here!",
         "`run this --now`",
+    ]
+
+
+def test_a_passage_that_opens_inside_a_code_block_keeps_its_lines_as_code_never_as_a_risk() -> None:
+    # A long block split between passages: this one holds its end, closed by the block's only fence.
+    tail = "# mdadm --detail /dev/md1\n    Failed Devices : 1\n    State : clean, degraded\n```\nThe array rebuilds."
+    assert sentences(tail) == [
+        "`mdadm --detail /dev/md1 ; Failed Devices : 1 ; State : clean, degraded`",
+        "The array rebuilds.",
+    ]
+    output = Evidence(EvidenceRef("passage", "psg_tail"), tail, "RAID chapter")
+    risks = generate(context("risk_check", "Replace the failed RAID disk", "A disk failed.", (output,))).drafts
+    assert not any("Failed Devices" in str(d.proposed_value) for d in risks)
+    # A passage cut off at its end still opens its block as before.
+    assert sentences("Start the service with systemd:\n```\nsystemctl start x") == [
+        "Start the service with systemd:",
+        "`systemctl start x`",
     ]
 
 
