@@ -83,6 +83,8 @@ def is_furniture(text: str) -> bool:
         return True
     if all(_is_contents_entry(line) for line in lines):
         return True
+    if not _METADATA_ITEM.match(lines[0]):  # every item must be metadata, the first one too: prose ends here
+        return False
     items = [item for item in _ITEM_BREAK.split(text.strip()) if item.strip()]
     return all(_METADATA_ITEM.match(item) for item in items)
 
