@@ -81,8 +81,8 @@ _SECTION_NUMBER = re.compile(r"^(?:[A-Z]|\d+)(?:\.\d+)*\.\s+(?=\S)")
 # A criterion's When where a statement names no event of its own.
 _REVIEWED, _CHECKED, _IS_CHECKED = "the work is reviewed", "the work is checked", "it is checked"
 _PLACEHOLDERS = frozenset({_REVIEWED, _CHECKED, _IS_CHECKED})
-# A statement that yields a concrete When (its own condition, or a component acted on) is what a criterion
-# most needs: among the requirements it outranks one this much more relevant that yields neither.
+# A statement that yields a concrete When (its condition, its consequence, a component acted on) is what a
+# criterion most needs: among the requirements it outranks one this much more relevant that yields none.
 TESTABLE_BONUS = 0.2
 _FAILURE = re.compile(
     r"\b(?:fail\w*|error|not (?:yet )?(?:published|available|reachable)|unavailable|timeout|refused|rejected"
