@@ -92,20 +92,21 @@ _DEPENDENCY = _any(
 _STALLED = re.compile(r"\bopen for \w+ (?:days|weeks)\b", re.I)
 # A sentence opening with a verb in the imperative is an instruction: a requirement of the work.
 IMPERATIVE_VERBS = frozenset(
-    """accept add adjust agree alert allow analyse analyze apply archive ask assign audit avoid backfill block
+    """accept add adjust append agree alert allow analyse analyze apply archive ask assign audit avoid backfill block
     book build bulk-migrate bump call cancel cap capture change check choose clean clear close collect compare
     complete compress configure confirm connect convert copy correct cover create cut debug decommission define
     delete deliver deploy describe design detect disable display do document download drop emit enable encrypt
-    ensure escalate estimate evaluate exclude expose export extend extract feed fetch find fix flag follow
+    edit ensure escalate estimate evaluate exclude expose export extend extract feed fetch find fix flag follow
     generate give group handle hide identify implement import improve include inform inject inspect install
     integrate introduce investigate isolate keep kill label let limit link list load lock log look make map mark
-    measure merge migrate mirror monitor move notify offer open page parse pause persist pick ping plan poll
-    prepare prevent prioritise produce profile provide publish purge push put queue raise re-price read rebuild
+    measure merge migrate mirror modify monitor move notify offer open page parse pause persist pick ping plan poll
+    prepare prevent prioritise produce profile provide publish purge push put queue raise re-price read reboot rebuild
     record reduce refresh register reject release reload remove rename render repeat replace replay report
     request require rerun re-run reset resolve restart restore retain retry return reuse review revoke rewrite
     roll rotate route run save scale scan schedule secure select send serve set share show shut sign simplify
     sort specify split start stop store stream subscribe support switch sync take tell test throttle track
-    transform trigger trim turn unify update upgrade upload use validate verify wait warn watch write""".split()
+    transform trigger trim turn uncomment unify update upgrade upload use validate verify wait warn watch
+    write""".split()
 )
 # After a conditional clause, a verb followed by one of these is an instruction ("..., reject the file").
 _DETERMINERS = frozenset("the a an it its them their this that these those all each every both any one".split())

@@ -16,6 +16,7 @@ from groundwork.domain.enhancement.drafting import Line, cell, digest, draft, re
 from groundwork.domain.enhancement.enhancer import EnhancementContext
 from groundwork.domain.enhancement.model import ActionOutput, ArtifactProposal
 from groundwork.domain.enhancement.phrasing import (
+    Condition,
     bare,
     imperative,
     lower_first,
@@ -237,6 +238,17 @@ def event(text: str) -> str | None:
     return None
 
 
+def _when_of(condition: Condition) -> str:
+    """A condition as a criterion's When: "until X" holds before X, "unless X" where X does not."""
+    clause = lower_first(condition.clause)
+    word = condition.word.lower()
+    if word == "until":  # "Until the retry change ships, rerun it by hand": not once it has shipped
+        return f"it is checked before {clause}"
+    if word == "unless":
+        return f"it is not the case that {clause}"
+    return clause
+
+
 def _rule(text: str) -> str:
     """The rule of a sentence without its justification ("Never edit X by hand: Finance audits ...")."""
     head, colon, _ = text.partition(": ")
@@ -260,7 +272,7 @@ def criterion(context: EnhancementContext, statement: Statement) -> Criterion:
         if condition.is_state:
             when = event(outcome) or _CHECKED
             return Criterion(lower_first(condition.clause), when, then, failure, statement)
-        return Criterion(_context_of(context, statement), lower_first(condition.clause), then, failure, statement)
+        return Criterion(_context_of(context, statement), _when_of(condition), then, failure, statement)
     consequence = split_consequence(text)
     if consequence is not None:
         happens, follows = consequence

@@ -39,9 +39,13 @@ def test_a_statement_naming_no_component_acted_on_has_no_event(sentence: str) ->
     assert event(sentence) is None
 
 
-def _context(action: str, evidence: tuple[Evidence, ...]) -> EnhancementContext:
-    title = "Replace a failed RAID disk"
-    fields: dict[str, object] = {"description": "A disk of the RAID mirror failed; replace it without data loss."}
+def _context(
+    action: str,
+    evidence: tuple[Evidence, ...],
+    title: str = "Replace a failed RAID disk",
+    description: str = "A disk of the RAID mirror failed; replace it without data loss.",
+) -> EnhancementContext:
+    fields: dict[str, object] = {"description": description}
     own = work_item_evidence("wi_9", title, fields)
     return EnhancementContext(action, "wi_9", "OPS-9", title, fields, (*own, *evidence), "", "no connector.", ())
 
@@ -87,3 +91,19 @@ def test_test_rows_carry_the_event_as_their_action() -> None:
     [draft] = generate(_context("test_plan", (RAID,))).drafts
     rows = [r for r in str(draft.proposed_value).splitlines() if r.startswith("| T")]
     assert any("; a disk of the RAID array is replaced |" in r for r in rows), rows
+
+
+def test_until_holds_before_its_event_not_once_it_has_happened() -> None:
+    runbook = Evidence(
+        EvidenceRef("passage", "psg_until"),
+        "## Known failure\n\nUntil the retry change ships, rerun the import by hand after 02:15.\n\n"
+        "Never edit `settlement_lines` by hand.",
+        "Settlement runbook",
+        "Known failure",
+    )
+    item = ("Settlement import fails at night", "The settlement import failed; it needs a rerun by hand.")
+    text = "\n".join(_criteria(generate(_context("acceptance_criteria", (runbook,), *item))))
+    assert "**When** it is checked before the retry change ships" in text
+    assert "**When** the retry change ships" not in text  # the opposite of what the runbook says
+    # "Edit" is an instruction's verb: the prohibition is observed as a fact.
+    assert "`settlement_lines` are never edited by hand" in text
