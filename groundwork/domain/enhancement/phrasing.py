@@ -225,6 +225,10 @@ def split_condition(sentence: str) -> Condition | None:
     return None
 
 
+# A comma between clauses or list items, not inside a number ("1,800 vehicles").
+_CLAUSE_COMMA = re.compile(r",(?!\d{3}\b)")
+
+
 def _balanced(text: str) -> bool:
     return text.count("(") == text.count(")")
 
@@ -237,7 +241,7 @@ def split_consequence(sentence: str) -> tuple[str, str] | None:
     head, semicolon, rest = standalone(bare(sentence)).partition("; ")
     # A head with commas of its own ("Unlike Munin, Nagios ...", "even this, however, ...") is an argument, not
     # an event.
-    if not semicolon or ";" in rest or "," in head or len(head.split()) > 20:
+    if not semicolon or ";" in rest or _CLAUSE_COMMA.search(head) or len(head.split()) > 20:
         return None
     if not _has_verb(head) or not _has_verb(rest):
         return None

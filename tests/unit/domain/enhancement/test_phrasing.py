@@ -24,6 +24,11 @@ def test_a_semicolon_separates_an_event_from_what_follows_but_not_an_argument() 
         "the public key is stored in ~/.ssh",
     )
     assert split_consequence("Unlike Munin, Nagios needs no agent; it polls the services.") is None
+    # A comma inside a number is no clause of its own.
+    assert split_consequence("Copperline plans 1,800 more vans next year; size for 5,000 vans.") == (
+        "Copperline plans 1,800 more vans next year",
+        "size for 5,000 vans",
+    )
     assert split_consequence("Keep it short; no more.") is None  # "no more" is no statement
 
 
