@@ -16,7 +16,8 @@ from groundwork.domain.enhancement.classify import IMPERATIVE_VERBS, is_instruct
 # A sentence's link to the one before it, which says nothing once the sentence stands alone ("Note that X" says X).
 _CONNECTIVE = re.compile(
     r"^(?:(?:finally|then|first|second|next|also|moreover|furthermore|however|therefore|as such|in addition"
-    r"|of course|in particular|for instance|for example),|(?:please\s+)?note that)\s+",
+    r"|of course|in particular|for instance|for example|fortunately|unfortunately|in practice|in fact"
+    r"|in our example|in this case|in that case),|(?:please\s+)?note that)\s+",
     re.IGNORECASE,
 )
 _MODAL = re.compile(
@@ -92,7 +93,8 @@ _OBJECT_END = re.compile(
     re.IGNORECASE,
 )
 _WISH = re.compile(
-    r"^(?P<who>(?:[\w'&-]+\s+){0,4}?[\w'&-]+)\s+(?P<verb>wants?|would like|asked)\s+"
+    r"^(?!(?:if|when|whenever|unless|once|after|while|until|as)\b)"  # "If you want to X, ..." is a condition
+    r"(?P<who>(?:[\w'&-]+\s+){0,4}?[\w'&-]+)\s+(?P<verb>wants?|would like|asked)\s+"
     r"(?:(?P<how>that|us to|to|for)\s+)?(?P<rest>.+)$",
     re.IGNORECASE,
 )
@@ -417,6 +419,14 @@ def is_labelled(text: str) -> bool:
     return bool(_LABEL.match(bare(text)))
 
 
+def _noun_phrase(subject: str) -> bool:
+    """Whether the words before a modal can be its subject: a noun phrase, not a clause or an aside."""
+    padded = f" {subject} "
+    return not (
+        _FINITE.search(subject) or " that " in padded or "," in subject or ";" in subject or len(subject.split()) > 10
+    )
+
+
 def _instruction(text: str) -> str:
     labelled = _CONSTRAINT_LABEL.match(text)
     if labelled:
@@ -437,8 +447,14 @@ def _instruction(text: str) -> str:
         return f"Provide {what}, as {who} asked"
     modal = _MODAL.match(text)
     you_can = _YOU_CAN.match(text)
-    if modal and (_FINITE.search(modal.group("subject")) or " that " in f" {modal.group('subject')} "):
-        modal = None  # "The new philosophy is that updates should be installed": the modal is not the sentence's
+    if modal:
+        head, comma, last = modal.group("subject").rpartition(", ")
+        if comma and last.lower() in ("you", "one", "we") and ";" not in head:
+            # "To enable quotas, you must indicate usrquota": the purpose, then the instruction.
+            rest = modal.group("rest")
+            return f"{upper_first(head)}, {'do not ' + rest[4:] if rest.lower().startswith('not ') else rest}"
+        if not _noun_phrase(modal.group("subject")):
+            modal = None  # "The idea is that updates should be ...", "For big sites, X should ...": not its subject
     if not modal and you_can:  # "You can define rights ..." is the reader's option: "Define rights ..."
         return upper_first(you_can.group("rest"))
     if not modal:

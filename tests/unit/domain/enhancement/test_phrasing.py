@@ -56,3 +56,18 @@ def test_what_you_can_do_is_an_instruction_and_a_condition_on_you_is_a_condition
 def test_a_modal_inside_a_that_clause_is_not_the_sentences_requirement() -> None:
     found = imperative("The new philosophy is that security updates should be automatically installed.")
     assert found == "Make sure the new philosophy is that security updates should be automatically installed"
+
+
+def test_a_purpose_and_you_before_a_modal_make_an_instruction_and_an_aside_never_a_subject() -> None:
+    assert imperative("To activate quotas, you must indicate usrquota in /etc/fstab.") == (
+        "To activate quotas, indicate usrquota in /etc/fstab"
+    )
+    # No "Make for high traffic sites, DNSLookup ...": the words before the modal are no subject.
+    found = imperative("For high traffic sites, DNSLookup should not be set to 1.")
+    assert found == "Make sure for high traffic sites, DNSLookup should not be set to 1"
+    assert imperative("Fortunately, ssh-agent keeps private keys in memory.").startswith("Make sure ssh-agent keeps")
+
+
+def test_if_you_want_is_a_condition_not_a_wish() -> None:
+    found = imperative("If you want to use the default answers, you can use make olddefconfig.")
+    assert found == "If you want to use the default answers, use make olddefconfig"
