@@ -31,9 +31,22 @@ from groundwork.domain.enhancement.scope_drafts import nothing
 from groundwork.domain.enhancement.sentences import is_code_unit
 from groundwork.domain.enhancement.statements import Pool, Statement
 
+# What is done with a component named by its kind ("the visudo command", "the quota package"): a criterion's When.
+_EVENTS = {
+    "command": "is run",
+    "program": "is run",
+    "package": "is installed",
+    "service": "is started",
+    "daemon": "is started",
+    "file": "is edited",
+    "job": "runs",
+    "table": "is updated",
+}
+_KINDS = "|".join(_EVENTS)
+_SYSTEM_PATH = r"/(?:etc|var|usr|srv|home|boot|dev|lib|opt|run)/[\w./-]*\w"
 _COMPONENT = re.compile(
-    r"(?P<path>/(?:etc|var|usr|srv|home|boot|dev|lib|opt|run)/[\w./-]*\w)|`(?P<code>[^`\s]{2,40})(?:\s[^`]*)?`"
-    r"|\bthe (?P<command>[\w.-]+) (?:command|program|package|service|daemon|file|job|table)\b"
+    rf"(?P<path>{_SYSTEM_PATH})|`(?P<code>[^`\s]{{2,40}})(?:\s[^`]*)?`"
+    rf"|\bthe (?P<command>[\w.-]+) (?:{_KINDS})\b"
     r"|\b(?P<camel>[A-Z][a-z]+[A-Z][A-Za-z]+)\b"
 )
 _MAX_STEPS = 12
@@ -52,31 +65,18 @@ _TEST_TYPES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("migration", ("migrat", "backfill", "import", "upgrade", "export")),
     ("integration", ("api", "endpoint", "webhook", "vendor", "provider", "service", "server", "network")),
 )
-# "the X command", "the X package": what is done with a component named by its kind, as a criterion's When.
-_KIND_EVENT = re.compile(
-    r"\bthe (?P<name>[\w.-]+) (?P<kind>command|program|package|service|daemon|file|job|table)\b", re.IGNORECASE
-)
+_KIND_EVENT = re.compile(rf"\bthe (?P<name>[\w.-]+) (?P<kind>{_KINDS})\b", re.IGNORECASE)
 # "the linked file", "the following command", "the configuration file": a word that describes, not a name.
 _DESCRIBES = re.compile(
     r"^(?:\w+(?:ed|ing)|same|new|old|main|first|last|other|whole|configuration|corresponding|previous|next|default"
     r"|appropriate|relevant|right|wrong|single|entire|original|above|below|log|data|text|init|installation|target|source)$",
     re.IGNORECASE,
 )
-_EVENTS = {
-    "command": "is run",
-    "program": "is run",
-    "package": "is installed",
-    "service": "is started",
-    "daemon": "is started",
-    "file": "is edited",
-    "job": "runs",
-    "table": "is updated",
-}
 # A code span naming a setting (`PRUNEDPATHS`, `key = value`), or a program with its arguments.
 _SETTING = re.compile(r"^(?:[A-Z][A-Z0-9_]{2,}|[A-Za-z][\w.-]*\s*=\s*\S.*)$")
 _COMMAND_LINE = re.compile(r"^[a-z][\w.+-]*\s+(?:-{1,2}\w|[a-z/~.][\w./:~-]*)")
 _CODE_SPAN = re.compile(r"`([^`\n]{2,200})`")
-_PATH = re.compile(r"(?<![\w`])/(?:etc|var|usr|srv|home|boot|dev|lib|opt|run)/[\w./-]*\w")
+_PATH = re.compile(rf"(?<![\w`]){_SYSTEM_PATH}")
 # Section numbers a handbook puts before its headings ("9.3.1. Owners and Permissions", "B.5.4. Libraries").
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z]|\d+)(?:\.\d+)*\.\s+(?=\S)")
 # A criterion's When where a statement names no event of its own.
