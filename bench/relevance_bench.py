@@ -22,9 +22,7 @@ passages read from PostgreSQL, to three baselines:
 
 Page level: a page's rank is the rank of its first passage. Reported: MRR@10, hit@1, hit@3, hit@10 per system,
 questions answered with nothing, and the stopwords (a standard English list plus question words) that Groundwork
-highlights in its top-3 passages. Per-question ranks go to --out as JSON. One more row, `Groundwork x coverage
-(probe)`, re-orders Groundwork's own passages offline by a rule not served yet (`CoverageProbe`), to measure it
-before building it; it is never one of the baselines.
+highlights in its top-3 passages. Per-question ranks go to --out as JSON.
 
     .venv/bin/python bench/relevance_bench.py                  # ~15 s
     .venv/bin/python bench/relevance_bench.py --handbook DIR   # another copy of the handbook's html/en-US
@@ -37,7 +35,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
 import re
 import shutil
@@ -61,7 +58,6 @@ import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 # Groundwork internals: the only ones this bench imports (module paths are being reorganised; update them here).
-from groundwork.domain.evidence_search import analysis
 from groundwork.persistence import db
 from groundwork.persistence.repositories.tenancy import workspaces as tenancy
 
@@ -73,8 +69,6 @@ GROUNDWORK = str(Path(sys.executable).parent / "groundwork")
 WORKSPACE = "relevance"
 PAGE = 100  # passages asked of every system per question (the API's largest page)
 SYSTEMS = ("Groundwork", "bm25s", "PostgreSQL AND", "PostgreSQL OR")
-# Not a system: Groundwork's own 100 passages re-ordered offline, to measure a ranking rule before building it.
-PROBE = "Groundwork x coverage (probe)"
 KEY_ARGS = (
     "keys",
     "create",
@@ -135,7 +129,6 @@ class Answer:
 
     ids: list[str]
     highlighted: dict[str, list[str]] = field(default_factory=dict)
-    scores: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -236,40 +229,6 @@ class Bm25:
         return Answer([self.ids[i] for i, s in zip(found[0], scores[0], strict=True) if s > 0])
 
 
-class CoverageProbe:
-    """Re-orders a ranking by the share of the question's content words a passage holds, weighted by rarity.
-
-    A passage's score is multiplied by sum(idf of the question's content words in its text or heading path) /
-    sum(idf of all of them): the idf-weighted form of Lucene's classic coordination factor. It reads only the
-    100 passages Groundwork returned, so it shows what the rule would give, not how it would be served: the
-    service's top-k with exact keyset pages has no multiplicative factor (docs/decisions.md, "Ranking").
-    """
-
-    def __init__(self, passages: list[Passage]) -> None:
-        self.words = {p.id: set(analysis.terms(p.text)) | set(analysis.terms(p.section)) for p in passages}
-        frequencies: Counter[str] = Counter()
-        for p in passages:
-            frequencies.update(set(analysis.terms(p.text)))
-        self.frequencies, self.count = frequencies, len(passages)
-
-    def idf(self, term: str) -> float:
-        """BM25's idf of a term over the passages' text."""
-        found = self.frequencies[term]
-        return math.log(1.0 + (self.count - found + 0.5) / (found + 0.5))
-
-    def rerank(self, question: str, answer: Answer) -> Answer:
-        """`answer`'s passages ordered by score times idf-weighted coverage of the question's content words."""
-        wanted = list(dict.fromkeys(analysis.content_terms(question)))
-        total = sum(self.idf(t) for t in wanted)
-        if not total:
-            return answer
-        covered = [
-            (score * sum(self.idf(t) for t in wanted if t in self.words[i]) / total, i)
-            for i, score in zip(answer.ids, answer.scores, strict=True)
-        ]
-        return Answer([i for _, i in sorted(covered, key=lambda hit: -hit[0])])
-
-
 async def fts_table(pg: asyncpg.Connection, project_ids: list[str]) -> None:
     """The baselines' copy of the projects' active passages, with an `english` tsvector and its GIN index."""
     await pg.execute(FTS_TABLE)
@@ -346,7 +305,7 @@ def report(
     scores: dict[str, dict[str, dict[str, float]]] = {}
     for set_name, questions in sets.items():
         scores[set_name] = {}
-        for system in (*SYSTEMS, PROBE):
+        for system in SYSTEMS:
             ranks: list[int | None] = []
             for q in questions:
                 ids = answers[(set_name, q.id, system)].ids
@@ -373,7 +332,6 @@ def report(
     best = max(handbook[s]["MRR@10"] for s in SYSTEMS[1:])
     print(table(f"Handbook, {len(sets['handbook'])} questions, page level", handbook))
     print(f"\nGroundwork MRR@10 / best baseline: {handbook['Groundwork']['MRR@10'] / best:.3f}x (target >= 1.15x)")
-    print(f"{PROBE} MRR@10 / best baseline: {handbook[PROBE]['MRR@10'] / best:.3f}x (not served; see CoverageProbe)")
     print(
         f"Groundwork top-3 passages with a stopword highlighted: {len(flagged)} of"
         f" {len(sets['handbook']) + len(sets['demo'])} questions (handbook and demo); words: "
@@ -385,13 +343,14 @@ def report(
         )
     )
     print(f"\nDemo questions: rank of the first answering passage (top 3 is the target), out of {len(sets['demo'])}\n")
-    shown = (*SYSTEMS, PROBE)
-    print("| question | " + " | ".join(shown) + " |")
-    print("|---|" + "---:|" * len(shown))
+    print("| question | " + " | ".join(SYSTEMS) + " |")
+    print("|---|" + "---:|" * len(SYSTEMS))
     for q in sets["demo"]:
-        cells = " | ".join(str(results["demo"][q.id][s] or "-") for s in shown)
+        cells = " | ".join(str(results["demo"][q.id][s] or "-") for s in SYSTEMS)
         print(f"| {q.text} | {cells} |")
-    top3 = [sum(bool(results["demo"][q.id][s] and results["demo"][q.id][s] <= 3) for q in sets["demo"]) for s in shown]
+    top3 = [
+        sum(bool(results["demo"][q.id][s] and results["demo"][q.id][s] <= 3) for q in sets["demo"]) for s in SYSTEMS
+    ]
     in_top3 = " | ".join(str(n) for n in top3)
     print(f"| **in the top 3** | {in_top3} |")
     print(f"\nper-question ranks: {out}")
@@ -476,7 +435,6 @@ async def main() -> None:
                 return Answer(
                     [p["id"] for p in found],
                     {p["id"]: [p["text"][h["start"] : h["end"]] for h in p.get("highlights", [])] for p in found},
-                    [float(p["score"]) for p in found],
                 )
 
             async def postgres(sql: str, question: Question) -> Answer:
@@ -499,10 +457,6 @@ async def main() -> None:
                 for q in questions
                 for system, run in systems.items()
             }
-            probe = CoverageProbe(list(passages.values()))
-            for set_name, questions in sets.items():
-                for q in questions:
-                    answers[(set_name, q.id, PROBE)] = probe.rerank(q.text, answers[(set_name, q.id, "Groundwork")])
     finally:
         api.terminate()
         api.wait(10)

@@ -20,6 +20,7 @@ import tantivy
 from groundwork.domain.evidence_search.analysis import AnalyzedClause
 from groundwork.domain.evidence_search.corpus import MAX_REACHABLE_HITS
 from groundwork.search.ranking import (
+    PRESENCE_WEIGHT,
     IndexStatistics,
     WeightedClause,
     furniture_below_prose,
@@ -162,11 +163,12 @@ def build_query(
     *,
     required: list[WeightedClause] | None = None,
     ranking: tantivy.Query | None = None,
+    presence: float = PRESENCE_WEIGHT,
 ) -> tantivy.Query:
     """The query of the clauses (structure weighed with the snapshot's statistics), restricted by filters that
     add nothing to the score. `required`: only documents matching one of these clauses (scores unchanged).
-    `ranking`: a ranking query to use instead of the clauses' own."""
-    ranking = ranking if ranking is not None else ranking_query(schema, clauses, stats)
+    `ranking`: a ranking query to use instead of the clauses' own, weighed with `presence` (ranking.py)."""
+    ranking = ranking if ranking is not None else ranking_query(schema, clauses, stats, presence=presence)
     ranking = furniture_below_prose(schema, ranking, stats)
     parts = [(tantivy.Occur.Must, ranking), *filter_clauses(schema, filters, stats)]
     if required is not None:
@@ -263,8 +265,9 @@ def collect_page(
     after: tuple[float, int] | None,
     offset: int = 0,
     cap: int = MAX_REACHABLE_HITS,
+    presence: float = PRESENCE_WEIGHT,
 ) -> RankedPage:
-    """A page of the query's hits: exact ranking, count exact up to the cap.
+    """A page of the query's hits: exact ranking, count exact up to the cap (`presence`: ranking.py).
 
     Counting stops at the cap: the top `cap + 1` hits are collected, unless document frequencies already prove
     that more than `cap` documents match; then only the hits up to the page's end are collected.
@@ -292,8 +295,8 @@ def collect_page(
 
     # Each clause's query is built once (a long query, such as a work item's words, spent most of its CPU
     # building them), and the whole query's ranking part once for both attempts below.
-    in_order = weighted_clauses(schema, clauses, stats) if stats is not None else None
-    whole = ranking_query(schema, clauses, stats, in_order)
+    in_order = weighted_clauses(schema, clauses, stats, presence) if stats is not None else None
+    whole = ranking_query(schema, clauses, stats, in_order, presence)
     if over_cap and stats is not None and in_order is not None and len(in_order) > 2:
         found = candidates(searcher, schema, clauses, filters, stats, in_order, whole, wanted - 1, offset + limit)
         if found is not None:

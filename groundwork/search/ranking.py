@@ -1,5 +1,5 @@
-"""How evidence search ranks a passage: BM25 over its text, its document's structure in proportion, the
-proximity of the question's words, and document furniture below prose.
+"""How evidence search ranks a passage: BM25 over its text, how many of the question's words it holds, its
+document's structure in proportion, the proximity of the question's words, and document furniture below prose.
 
 The query analysis (which words count) is `domain.evidence_search.analysis`; this module turns the clauses that
 count into Tantivy queries with their score bounds, and `search.corpus_search` filters and pages them. The
@@ -26,6 +26,15 @@ from groundwork.search.corpus_index import FURNITURE, FURNITURE_FIELD
 # match: these fields are short and absent from many passages, where BM25's length normalisation against
 # their tiny average length would crush every match.
 STRUCTURE_WEIGHTS: tuple[tuple[str, float], ...] = (("heading", 2.5), ("title", 0.5), ("section", 1.0))
+
+# What a content word the passage holds (in its text or its own heading path) adds, as a multiple of its idf,
+# however often it is there and however long the passage: BM25 alone lets one rare word said many times in a
+# short passage outweigh a passage holding most of the question's words once, and this is what makes covering
+# more of the question count. The additive form of a coordination factor, so the score stays a sum of clause
+# scores (exact keyset pages, bounds per clause). Swept from 0 to 4 on the handbook (bench/README.md); the
+# heading path counts as held, or a heading's words would lift only the passages that repeat them in their text.
+PRESENCE_WEIGHT = 2.0
+PRESENCE_FIELDS = ("text", "section")
 
 
 # Two neighbouring words of a question found within this many positions of each other in a passage (about a
@@ -118,28 +127,47 @@ class WeightedClause:
     upper_bound: float
 
 
-def clause_query(schema: tantivy.Schema, analyzed: AnalyzedClause, stats: IndexStatistics) -> WeightedClause:
-    """A word or phrase: BM25 over the text, plus a constant score for the strongest structure field it matches,
-    weighted by its rarity in the text (a field's length does not count, and a word repeated in the title,
-    the heading path and the opening heading counts once)."""
+def clause_query(
+    schema: tantivy.Schema, analyzed: AnalyzedClause, stats: IndexStatistics, presence: float = PRESENCE_WEIGHT
+) -> WeightedClause:
+    """A word or phrase: BM25 over the text, a constant score for being in the passage at all, and a constant
+    score for the strongest structure field it matches, both weighted by its rarity in the text (a field's
+    length does not count, and a word repeated in the title, the heading path and the opening heading counts
+    once). `presence`: the weight of being there (`PRESENCE_WEIGHT` unless the caller ranks otherwise)."""
     text = term_or_phrase(schema, "text", analyzed.terms)
     idf_text = stats.idf("text", analyzed.terms)
+    parts = [text]
+    bound = (1.0 + _K1) * idf_text
+    held = [
+        term_or_phrase(schema, field, analyzed.terms) for field in PRESENCE_FIELDS if _in_field(stats, field, analyzed)
+    ]
+    # Not for a word in most passages of a large corpus, as for proximity: it tells little, and its presence is
+    # a second pass over its whole posting list that also lifts its bound above what the pruning can leave out.
+    if held and presence and not any(_near_stopword(stats, term) for term in analyzed.terms):
+        either = held[0] if len(held) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in held])
+        parts.append(tantivy.Query.const_score_query(either, presence * idf_text))
+        bound += presence * idf_text
     structure = [
         tantivy.Query.const_score_query(term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
         for field, weight in STRUCTURE_WEIGHTS
-        if all(stats.doc_freq(field, term) for term in analyzed.terms)  # no passage has it there: nothing to add
+        if _in_field(stats, field, analyzed)
     ]
-    bound = (1.0 + _K1) * idf_text
-    if not structure:
+    if structure:
+        parts.append(structure[0] if len(structure) == 1 else tantivy.Query.disjunction_max_query(structure))
+        bound += max(weight for _, weight in STRUCTURE_WEIGHTS) * idf_text
+    if len(parts) == 1:
         return WeightedClause(analyzed, text, bound * 1.001)
-    lift = structure[0] if len(structure) == 1 else tantivy.Query.disjunction_max_query(structure)
-    bound += max(weight for _, weight in STRUCTURE_WEIGHTS) * idf_text
-    query = tantivy.Query.boolean_query([(tantivy.Occur.Should, text), (tantivy.Occur.Should, lift)])
+    query = tantivy.Query.boolean_query([(tantivy.Occur.Should, part) for part in parts])
     return WeightedClause(analyzed, query, bound * 1.001)  # a margin for Tantivy's 32-bit arithmetic
 
 
+def _in_field(stats: IndexStatistics, field: str, analyzed: AnalyzedClause) -> bool:
+    """Whether some passage holds every word of the clause in `field` (else a query there adds nothing)."""
+    return all(stats.doc_freq(field, term) for term in analyzed.terms)
+
+
 def _near_stopword(stats: IndexStatistics, term: str) -> bool:
-    """Whether a word is in so many passages that a pair with it costs much and tells little."""
+    """Whether a word is in so many passages that a pair with it, or its presence, costs much and tells little."""
     docs = stats.doc_freq("text", term)
     return docs > PROXIMITY_COSTLY_DOCS and docs > PROXIMITY_MAX_SHARE * stats.total_docs
 
@@ -168,11 +196,11 @@ def proximity_clauses(
 
 
 def weighted_clauses(
-    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics
+    schema: tantivy.Schema, clauses: list[AnalyzedClause], stats: IndexStatistics, presence: float = PRESENCE_WEIGHT
 ) -> list[WeightedClause]:
     """Every clause that ranks or must match, weighed, and the proximity of neighbouring words; excluded ones
     are left to `ranking_query`."""
-    weighted = [clause_query(schema, a, stats) for a in clauses if a.clause.occur != "must_not"]
+    weighted = [clause_query(schema, a, stats, presence) for a in clauses if a.clause.occur != "must_not"]
     return weighted + proximity_clauses(schema, clauses, stats)
 
 
@@ -181,6 +209,7 @@ def ranking_query(
     clauses: list[AnalyzedClause],
     stats: IndexStatistics | None = None,
     weighted: list[WeightedClause] | None = None,
+    presence: float = PRESENCE_WEIGHT,
 ) -> tantivy.Query:
     """The query of the clauses: plain ones rank, `+` ones must match (anywhere), `-` ones must not be in the
     text. Without statistics (which weigh structure) only the text ranks, as before structure counted.
@@ -190,7 +219,7 @@ def ranking_query(
     must_not = tantivy.Occur.MustNot
     excluded = [(must_not, term_or_phrase(schema, "text", a.terms)) for a in clauses if a.clause.occur == "must_not"]
     if weighted is None:
-        weighted = weighted_clauses(schema, clauses, stats)
+        weighted = weighted_clauses(schema, clauses, stats, presence)
     ranked = [(_OCCUR[w.analyzed.clause.occur], w.query) for w in weighted]
     return tantivy.Query.boolean_query(ranked + excluded)
 

@@ -1,6 +1,7 @@
 """Structure counts in proportion: a heading lifts a passage by the rarity of the content words it matches,
-so a heading of stopwords and one frequent word never outranks prose matching two rarer words; proximity
-pairs neighbouring words, but not a word in most passages of a large corpus."""
+so a heading of stopwords and one frequent word never outranks prose matching two rarer words; holding more
+of a question's words counts, however often one of them is repeated; proximity pairs neighbouring words, but
+not a word in most passages of a large corpus."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from groundwork.domain.evidence_search.analysis import analyze_question
 from groundwork.domain.evidence_search.corpus import parse_query
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
 from groundwork.search.corpus_search import SearchFilters
-from groundwork.search.passages import search_snapshot
-from groundwork.search.ranking import idf, proximity_clauses
+from groundwork.search.passages import GROUNDING_PRESENCE, search_snapshot
+from groundwork.search.ranking import PRESENCE_WEIGHT, idf, proximity_clauses
 
 
 def _passage(seq: int, text: str, section: str, *, opens_section: bool = False) -> IndexedPassage:
@@ -31,7 +32,7 @@ def _passage(seq: int, text: str, section: str, *, opens_section: bool = False) 
     )
 
 
-def _ranked(index: CorpusIndex, query: str) -> list[str]:
+def _ranked(index: CorpusIndex, query: str, presence: float = PRESENCE_WEIGHT) -> list[str]:
     snapshot = index.snapshot()
     assert snapshot is not None
     _, passages = search_snapshot(
@@ -41,6 +42,7 @@ def _ranked(index: CorpusIndex, query: str) -> list[str]:
         SearchFilters("ws_a", ["prj_a"]),
         limit=50,
         after=None,
+        presence=presence,
     )
     return [p.id for p in passages]
 
@@ -62,6 +64,30 @@ def test_a_heading_of_stopwords_and_one_frequent_word_ranks_below_prose_matching
     assert ranked[0] == "psg_31"
     # "when" and "we" count for nothing and "settlement" for little: even one rare word in prose ranks above.
     assert ranked.index("psg_30") > ranked.index("psg_32")
+
+
+def test_a_passage_holding_both_words_of_a_question_outranks_one_repeating_a_single_word(tmp_path: Path) -> None:
+    index = CorpusIndex(tmp_path)
+    generation = index.new_generation()
+    notes = [
+        _passage(seq, f"Each disk in rack {seq} was checked on the morning round by the operator.", f"Note {seq}")
+        for seq in range(1, 30)
+    ]
+    repeated = _passage(30, "Rebuild, rebuild and rebuild again.", "Glossary")
+    # Both words, once each and too far apart for proximity, in a long passage: BM25 alone prefers the short
+    # passage that says one of them three times.
+    both = _passage(
+        31,
+        "The mirror holds two copies of every block. Once a new disk is in the rack and the operator on duty has"
+        " checked its cabling, its serial number and its firmware against the list, the array can rebuild.",
+        "Runbook",
+    )
+    generation.add_passages([*notes, repeated, both])
+    generation.commit(1)
+    index.publish(generation)
+    assert _ranked(index, "rebuild the mirror") == ["psg_31", "psg_30"]
+    # Grounding a draft asks with a work item's many words and ranks without the presence weight: BM25's order.
+    assert _ranked(index, "rebuild the mirror", presence=GROUNDING_PRESENCE) == ["psg_30", "psg_31"]
 
 
 class _Frequencies:
