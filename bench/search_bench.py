@@ -58,6 +58,7 @@ below --settle-load, and prints the load it timed under.
     .venv/bin/python bench/search_bench.py --passages 200000      # smaller, faster
     .venv/bin/python bench/search_bench.py --reuse                # queries only, on the last corpus
     .venv/bin/python bench/search_bench.py --reuse --only-question-turns   # 4 alone (a few minutes)
+    .venv/bin/python bench/search_bench.py --reuse --only-shape 'two rare terms'   # one shape of 1 (~20 s)
     .venv/bin/python bench/search_bench.py --data-dir DIR         # the corpus elsewhere (default: the temp dir)
 
 Run by hand (not in the test suite); results go to bench/README.md.
@@ -198,6 +199,12 @@ async def main() -> None:
         "--only-question-turns",
         action="store_true",
         help="time only a question against a two-term query, in turns (no shapes, relevance or replica)",
+    )
+    parser.add_argument(
+        "--only-shape",
+        action="append",
+        default=[],
+        help="time only this query shape (repeatable, e.g. 'two rare terms'; no turns, relevance or replica)",
     )
     args = parser.parse_args()
 
@@ -366,7 +373,12 @@ async def main() -> None:
                 raise SystemExit(f"asked differently: {differ[:5]}")
             for shape, queries in shapes.items():
                 print(f"{shape}: e.g. {queries[0]!r}, {queries[1]!r}", flush=True)
-            for concurrency in (1, 16):
+            if args.only_shape:
+                unknown = set(args.only_shape) - set(shapes)
+                if unknown:
+                    raise SystemExit(f"no such shape: {sorted(unknown)}; the shapes are {sorted(shapes)}")
+                shapes = {shape: queries for shape, queries in shapes.items() if shape in args.only_shape}
+            for concurrency in () if args.only_shape else (1, 16):
                 load_before = await settle(args.settle_load, args.settle_minutes)
                 turns[concurrency] = await question_in_turns(runners, shapes, concurrency, meter, lean.refresh)
                 turn_loads[concurrency] = (load_before, os.getloadavg()[0])
@@ -386,12 +398,12 @@ async def main() -> None:
 
             docs = {"type": "project", "id": structured_project}
             sets: dict[str, tuple[list[tuple[str, set[str]]], bool]] = {}
-            if not args.only_question_turns:
+            if not (args.only_question_turns or args.only_shape):
                 sets = {
                     name: (items, False)
                     for name, items in (await known_items(index, passages[: args.known_items], words, rng)).items()
                 }
-            if not args.only_question_turns:
+            if not (args.only_question_turns or args.only_shape):
                 generated_docs = await heading_items(structured_project, lambda uri: uri.startswith("structured/"))
                 sets["headings: generated structured documents"] = (generated_docs, True)
             for name, (items, in_docs) in sets.items():
@@ -409,7 +421,7 @@ async def main() -> None:
                 line = ", ".join(f"{k} {v:.3f}" for k, v in mrr[name].items())
                 print(f"MRR@10 {name} ({len(items)} queries): {line}", flush=True)
 
-        if not args.no_replica and not args.only_question_turns:
+        if not (args.no_replica or args.only_question_turns or args.only_shape):
             # A new search node: its replica built from PostgreSQL until it would report ready.
             fresh = args.data_dir / "fresh-replica"
             shutil.rmtree(fresh, ignore_errors=True)
@@ -432,7 +444,8 @@ async def main() -> None:
     print(f"\nload average at end: {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
     if results:
         report(results, loads, args.api_workers)
-    question_turns_report(turns, turn_loads)
+    if turns:
+        question_turns_report(turns, turn_loads)
     if ingest_rate:
         print(
             f"\ningest {ingest_rate:,.0f} passages/s; Tantivy alone {own_rate:,.0f} passages/s;"

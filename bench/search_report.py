@@ -59,16 +59,8 @@ def report(
             f"| {shape} | {concurrency} | {ours[0]:.2f} ms | {theirs[0]:.2f} ms | {speed} | {speed_verdict} |"
             f" {ours[1]:.2f} / {theirs[1]:.2f} ms | {tail} |"
         )
-    print(f"\nQuestions against two-term queries, p50 (target: a question ≤ {QUESTION_TARGET:g}x {TWO_TERMS}):\n")
-    print("| side | concurrency | question p50 | ÷ a common and a mid term | target | ÷ two rare terms |")
-    print("|---|---:|---:|---:|---|---:|")
-    for side in ("REST", "service", "Tantivy", "peer"):
-        for concurrency in (1, 16):
-            question = p[("a question", concurrency)][side][0]
-            pair = question / p[(TWO_TERMS, concurrency)][side][0]
-            rare = question / p[("two rare terms", concurrency)][side][0]
-            mark = verdict(pair, QUESTION_TARGET, at_least=False) if side == "REST" else "(REST's alone)"
-            print(f"| {side} | {concurrency} | {question:.2f} ms | {pair:.2f}x | {mark} | {rare:.2f}x |")
+    if {shape for shape, _ in p} >= {"a question", TWO_TERMS, "two rare terms"}:  # all timed (not --only-shape)
+        question_table(p)
     print("\nThe layers (p50): the service over raw Tantivy, the HTTP server over the service:\n")
     print("| query shape | concurrency | service ÷ Tantivy | REST - service |")
     print("|---|---:|---:|---:|")
@@ -93,6 +85,20 @@ def report(
     answered = {s: sum(row[s].answered for row in results.values()) for s in SIDES}
     asked = {s: sum(len(row[s].samples) for row in results.values()) for s in SIDES}
     print("\nTimed answers holding passages: " + ", ".join(f"{s} {answered[s]:,}/{asked[s]:,}" for s in SIDES))
+
+
+def question_table(p: dict[tuple[str, int], dict[str, tuple[float, float]]]) -> None:
+    """A question's p50 against each two-term shape's, from the shapes timed one after the other."""
+    print(f"\nQuestions against two-term queries, p50 (target: a question ≤ {QUESTION_TARGET:g}x {TWO_TERMS}):\n")
+    print("| side | concurrency | question p50 | ÷ a common and a mid term | target | ÷ two rare terms |")
+    print("|---|---:|---:|---:|---|---:|")
+    for side in ("REST", "service", "Tantivy", "peer"):
+        for concurrency in (1, 16):
+            question = p[("a question", concurrency)][side][0]
+            pair = question / p[(TWO_TERMS, concurrency)][side][0]
+            rare = question / p[("two rare terms", concurrency)][side][0]
+            mark = verdict(pair, QUESTION_TARGET, at_least=False) if side == "REST" else "(REST's alone)"
+            print(f"| {side} | {concurrency} | {question:.2f} ms | {pair:.2f}x | {mark} | {rare:.2f}x |")
 
 
 def question_turns_report(turns: dict[int, dict[str, SideResult]], loads: dict[int, tuple[float, float]]) -> None:
