@@ -178,7 +178,7 @@ def proximity_clauses(
     """Each two neighbouring words of the question, near each other in a passage: a sloppy phrase that lifts
     passages matching them close together over passages that hold them far apart (not for a pair with a word
     in most passages of a large corpus)."""
-    words = [a for a in clauses if a.clause.occur != "must_not" and len(a.terms) == 1]
+    words = [a for a in clauses if a.clause.occur != "must_not" and len(a.terms) == 1 and not a.alternative]
     found = []
     for first, second in itertools.pairwise(words):
         if first.terms == second.terms:

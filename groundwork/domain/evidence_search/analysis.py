@@ -95,10 +95,12 @@ def content_words(text: str) -> list[tuple[str, str, int]]:
 
 @dataclass(frozen=True)
 class AnalyzedClause:
-    """A query clause with its index terms (several terms for a phrase or a word like `3-D`)."""
+    """A query clause with its index terms (several terms for a phrase or a word like `3-D`); `alternative`
+    when it was not asked but stands for another form of an asked word (`word_forms`)."""
 
     clause: QueryClause
     terms: tuple[str, ...]
+    alternative: bool = False
 
 
 def analyze_clauses(clauses: list[QueryClause]) -> list[AnalyzedClause]:

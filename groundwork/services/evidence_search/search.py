@@ -30,6 +30,7 @@ from groundwork.domain.evidence_search.corpus import (
     QueryClause,
     parse_query,
 )
+from groundwork.domain.evidence_search.word_forms import with_other_forms
 from groundwork.domain.ids import SUBJECT_PREFIXES, cannot_be_an_id, id_like
 from groundwork.domain.pagination import page_request, ranked_cursor, ranked_position
 from groundwork.domain.tenancy.principals import Principal
@@ -120,7 +121,7 @@ def _analyzed(clauses: list[QueryClause]) -> list[AnalyzedClause]:
     if not any(a.clause.occur != "must_not" for a in analyzed):
         first = next((c for c in clauses if c.occur != "must_not"), clauses[0])
         raise InvalidQuery("no searchable word: use letters or digits", first.position)
-    return analyzed
+    return with_other_forms(analyzed)
 
 
 def _fingerprint(search: CorpusSearch) -> str:

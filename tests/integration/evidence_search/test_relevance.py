@@ -58,7 +58,20 @@ async def test_stopwords_and_question_words_neither_match_nor_highlight(
     hits = (await search(client, workspace, key, "can we send messages to customers at night"))["data"]
     # The grammar-only passage shares "can", "we", "to", "at" with the question: none of them counts.
     assert [h["source"]["uri"] for h in hits] == ["sms.md"]
-    assert marked(hits[0]) == ["messages", "customers"]
+    # "sent" is the irregular past of the question's "send": it counted, so it is marked; "are" is not.
+    assert marked(hits[0]) == ["messages", "sent", "customers"]
+
+
+async def test_asking_for_one_form_of_an_irregular_verb_finds_another(
+    client: httpx.AsyncClient, workspace: Workspace, worker: Any
+) -> None:
+    key = await workspace.key(admin=True)
+    await contribute(workspace, "ALPHA", "evening.md", "# Rules\n\nThe evening message is sent at 19:00.")
+    await contribute(workspace, "ALPHA", "bits.md", "# Builds\n\nOnly 64-bit builds are published.")
+    hits = (await search(client, workspace, key, "who can send it"))["data"]
+    assert [h["source"]["uri"] for h in hits] == ["evening.md"] and marked(hits[0]) == ["sent"]
+    # "bit" in "32-bit" is not read as the past of "bite" (a form with a common sense of its own is not listed).
+    assert (await search(client, workspace, key, "bitten"))["data"] == []
 
 
 async def test_document_furniture_ranks_below_prose_that_matches_as_well(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from groundwork.domain.evidence_search.analysis import analyze_question
 from groundwork.domain.evidence_search.corpus import parse_query
+from groundwork.domain.evidence_search.word_forms import with_other_forms
 from groundwork.search.corpus_index import CorpusIndex, IndexedPassage
 from groundwork.search.corpus_search import SearchFilters
 from groundwork.search.passages import GROUNDING_PRESENCE, search_snapshot
@@ -117,3 +118,11 @@ def test_a_word_in_most_passages_of_a_large_corpus_is_paired_with_nothing(tmp_pa
 def test_in_a_small_corpus_every_neighbouring_pair_counts_however_frequent(tmp_path: Path) -> None:
     small = _Frequencies(100, {"settlement": 60, "file": 5, "late": 8})
     assert _pairs(tmp_path, small, "when is the settlement file late") == [("settlement", "file"), ("file", "late")]
+
+
+def test_another_form_of_an_asked_verb_pairs_with_no_word_for_proximity(tmp_path: Path) -> None:
+    stats = _Frequencies(100, {"send": 5, "sms": 5, "night": 5, "sent": 5})
+    clauses = with_other_forms(analyze_question(parse_query("send SMS at night")))
+    assert [a.terms for a in clauses][-1] == ("sent",)
+    pairs = [w.analyzed.terms for w in proximity_clauses(CorpusIndex(tmp_path).schema, clauses, stats)]  # type: ignore[arg-type]
+    assert pairs == [("send", "sms"), ("sms", "night")]
