@@ -22,6 +22,7 @@ from groundwork.domain.enhancement.model import (
     DraftProposal,
     EvidenceRef,
 )
+from groundwork.domain.enhancement.phrasing import upper_first
 from groundwork.domain.enhancement.scope_drafts import nothing
 from groundwork.domain.enhancement.sentences import sectioned_sentences
 from groundwork.domain.enhancement.statements import Pool, Statement
@@ -145,25 +146,13 @@ def estimate(context: EnhancementContext, pool: Pool) -> ActionOutput:
             f"no completed work item of this project has an estimate to compare with, so the item's own estimate "
             f"of {own:g} stands; the complexity signals alone would say {points}."
         )
-        kept = ArtifactProposal(
-            "estimate_rationale",
-            f"Estimate rationale for {context.work_item_key}",
-            why[0].upper() + why[1:],
-            body,
-            refs(used),
-        )
+        kept = _rationale(context, upper_first(why), body, refs(used))
         return ActionOutput((), (kept, digest(context, pool, [], wanted, why)))
     if own is not None:
         summary += f" The item's own estimate is {own:g}."
         if own == points:
             return nothing(context, pool, wanted, f"the evidence confirms the item's own estimate of {own:g}.")
-    rationale = ArtifactProposal(
-        "estimate_rationale",
-        f"Estimate rationale for {context.work_item_key}",
-        summary,
-        body,
-        refs(used) + reference_refs,
-    )
+    rationale = _rationale(context, summary, body, refs(used) + reference_refs)
     line = Line(summary, tuple(used))
     draft = DraftProposal(
         ACTION_FIELDS[context.action],
@@ -173,3 +162,12 @@ def estimate(context: EnhancementContext, pool: Pool) -> ActionOutput:
         (line.statement(),),
     )
     return ActionOutput((draft,), (rationale, digest(context, pool, [line], wanted)))
+
+
+def _rationale(
+    context: EnhancementContext, summary: str, body: str, evidence: tuple[EvidenceRef, ...]
+) -> ArtifactProposal:
+    """The estimate's rationale artifact, whether or not a draft comes with it."""
+    return ArtifactProposal(
+        "estimate_rationale", f"Estimate rationale for {context.work_item_key}", summary, body, evidence
+    )
