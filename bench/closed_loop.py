@@ -95,12 +95,18 @@ class SideResult:
     cpu: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
 
+def block_size(concurrency: int) -> int:
+    """Queries a side runs in one turn: long enough to run warm, a closed loop's ramp-up and tail once a block."""
+    return 20 if concurrency == 1 else 100
+
+
 async def timed_in_turns(
     runners: Mapping[str, Runner],
     queries: list[str],
     concurrency: int,
     meter: ProcessCpu,
     before_turn: Mapping[str, Callable[[], Awaitable[None]]],
+    first_turn: int = 0,
 ) -> dict[str, SideResult]:
     """Each side's latencies (`timed`), the sides taking turns over blocks of the queries.
 
@@ -109,11 +115,12 @@ async def timed_in_turns(
     next block, in an order that rotates from block to block, so a drift weighs on every side alike. A block
     is long enough for a side to run warm: 20 queries at concurrency 1, 100 at 16 (a closed loop's ramp-up
     and tail come once per block). `before_turn` readies a side before its block, untimed (an HTTP side
-    replaces the connections its server is about to close after a long wait)."""
-    block = 20 if concurrency == 1 else 100
+    replaces the connections its server is about to close after a long wait). `first_turn` continues the
+    rotation of an earlier pass over the same queries, so a side does not open every pass."""
+    block = block_size(concurrency)
     names = list(runners)
     results = {name: SideResult() for name in names}
-    for turn, first in enumerate(range(0, len(queries), block)):
+    for turn, first in enumerate(range(0, len(queries), block), start=first_turn):
         order = names[turn % len(names) :] + names[: turn % len(names)]
         for name in order:
             if name in before_turn:
@@ -125,6 +132,24 @@ async def timed_in_turns(
             results[name].answered += answered
             for group, seconds in after.items():
                 results[name].cpu[group] += seconds - before[group]
+    return results
+
+
+def blocks_of(queries: list[str], concurrency: int) -> int:
+    """How many blocks `timed_in_turns` splits the queries into (to continue its rotation in a next pass)."""
+    return -(-len(queries) // block_size(concurrency))
+
+
+def pooled(passes: list[dict[str, SideResult]]) -> dict[str, SideResult]:
+    """The passes of `timed_in_turns` over the same queries, as one result per side."""
+    results: dict[str, SideResult] = {}
+    for row in passes:
+        for name, result in row.items():
+            into = results.setdefault(name, SideResult())
+            into.samples += result.samples
+            into.answered += result.answered
+            for group, seconds in result.cpu.items():
+                into.cpu[group] += seconds
     return results
 
 

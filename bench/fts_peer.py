@@ -2,11 +2,12 @@
 
 What a user would build instead of Groundwork's evidence search: a minimal Litestar endpoint that answers a
 search of an engagement's passages from PostgreSQL full-text search, served by uvicorn with the options and the
-worker count of `groundwork serve` (uvloop, httptools, `groundwork serve`'s HTTP protocol, proxy headers, no
-access log). It reads the passages Groundwork stores (`corpus_passages`, with the generated `tsv` column and its
-GIN index that search_bench.py adds), with the same semantics as Groundwork's plain words: an OR of the query's
-lexemes (`english` configuration, its stopwords dropped), ranked by `ts_rank_cd`, the engagement's projects as
-the filter, one page. No authentication, no visibility, no highlights: the least a user would write.
+worker count of `groundwork serve` (uvloop, httptools, `groundwork serve`'s HTTP protocol, proxy headers, a
+listening socket per worker process, no access log). It reads the passages Groundwork stores
+(`corpus_passages`, with the generated `tsv` column and its GIN index that search_bench.py adds), with the same
+semantics as Groundwork's plain words: an OR of the query's lexemes (`english` configuration, its stopwords
+dropped), ranked by `ts_rank_cd`, the engagement's projects as the filter, one page. No authentication, no
+visibility, no highlights: the least a user would write.
 
     POST /search {"subject_ref": {"type": "engagement", "id": ...}, "query": "...", "limit": 20}
     -> {"data": [{"id", "source_id", "text", "score"}, ...]}
@@ -18,9 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 import msgspec
@@ -30,6 +32,7 @@ from litestar.datastructures import State
 from uvicorn.supervisors import Multiprocess
 
 from groundwork.api.app import SERVER_OPTIONS
+from groundwork.api.serving import OwnListener, checked_port
 
 DSN_ENV = "FTS_PEER_DSN"
 # The query's lexemes (english stems, english stopwords dropped) joined by OR instead of AND; the lexemes are
@@ -110,8 +113,9 @@ def main() -> None:
         access_log=False,
         **SERVER_OPTIONS,
     )
-    if config.workers > 1:
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+    if config.workers > 1:  # a listener per worker process, as `groundwork serve` has
+        listener = OwnListener(args.host, checked_port(args.host, args.port, "the peer"), "the peer")
+        Multiprocess(config, sockets=cast(list[socket.socket], [listener])).run()
     else:
         uvicorn.Server(config).run()
 

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard, TypeVar
 
+import msgspec
+
 from groundwork.domain.errors import FieldError, InvalidRequest
 
 DEFAULT_LIMIT = 20
@@ -39,7 +41,8 @@ class PageRequest:
 
 def encode_cursor(position: dict[str, Any]) -> str:
     """Make an opaque cursor from a keyset position."""
-    raw = json.dumps(position, separators=(",", ":"), sort_keys=True).encode()
+    # msgspec, not json.dumps: a ranked page makes a cursor per hit, and this is ~10x cheaper for the same JSON.
+    raw = msgspec.json.encode(position, order="sorted")
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 

@@ -194,7 +194,8 @@ class GenerationalIndex(Generic[W]):
     @classmethod
     def at(cls: type[I], index_dir: Path) -> I:
         """The process's handle on this index under `index_dir` (no filesystem call once known)."""
-        given = (cls, Path(index_dir))
+        # The configured directory is the same Path object on every call: its hash is computed once.
+        given = (cls, index_dir if isinstance(index_dir, Path) else Path(index_dir))
         known = cls._by_given_path.get(given)
         if known is not None:
             return known  # type: ignore[no-any-return]

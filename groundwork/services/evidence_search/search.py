@@ -97,7 +97,17 @@ class CorpusSearchResult:
     page: dict[str, Any]
     truncated: bool
     total_count: int
-    cursors: list[str] = field(default_factory=list)
+    positions: list[tuple[float, int]] = field(default_factory=list)  # each passage's (score, seq)
+    fingerprint: str = ""
+    offset: int = 0
+
+    @property
+    def cursors(self) -> list[str]:
+        """The cursor after each passage, made when asked (GraphQL's edges show them, a REST page does not)."""
+        return [
+            ranked_cursor(self.fingerprint, score, seq, self.offset + i + 1)
+            for i, (score, seq) in enumerate(self.positions)
+        ]
 
 
 def _validate(search: CorpusSearch) -> None:
@@ -199,5 +209,7 @@ async def search_corpus(principal: Principal, search: CorpusSearch) -> CorpusSea
         page={"next_cursor": next_cursor, "has_more": page.has_more},
         truncated=page.truncated,
         total_count=page.total,
-        cursors=[ranked_cursor(fingerprint, h.score, h.seq, offset + i + 1) for i, h in enumerate(page.hits)],
+        positions=[(h.score, h.seq) for h in page.hits],
+        fingerprint=fingerprint,
+        offset=offset,
     )

@@ -104,3 +104,24 @@ def test_a_body_is_json_by_its_media_type(content_type: str | None) -> None:
 def test_json_with_its_charset_is_json() -> None:
     check_media_type("application/json")
     check_media_type("Application/JSON; charset=utf-8")
+
+
+def test_a_declared_type_is_described_once_and_still_refuses_unknown_fields_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Fresh(msgspec.Struct, forbid_unknown_fields=True):
+        target: Target
+
+    described: list[Any] = []
+    original = msgspec.inspect.type_info
+
+    def counting(declared: Any) -> Any:
+        described.append(declared)
+        return original(declared)
+
+    monkeypatch.setattr(msgspec.inspect, "type_info", counting)
+    body = b'{"target": {"type": "work_item", "id": "wi_1", "colour": "red"}, "extra": 1}'
+    first, second = _refusal(body, Fresh), _refusal(body, Fresh)
+    assert first == second
+    assert [path for path, _ in first] == ["target.colour", "extra"]
+    assert described == [Fresh]
