@@ -22,7 +22,11 @@ document furniture, so every search takes the furniture branch it takes in produ
    Every query word is a content word on both sides: not a stopword of Groundwork's nor of PostgreSQL's english
    configuration, and stemmed alike by both, so both sides are asked the same question (checked per query).
    The four sides take turns over blocks of the same queries (20 at concurrency 1, 100 at 16), in an order
-   that rotates, so a drift in the machine's speed weighs on each side alike:
+   that rotates, so a drift in the machine's speed weighs on each side alike. Each shape is timed in up to
+   --rounds passes over its queries (the rotation carried on from pass to pass), and a target's ratio is the
+   median of the passes' ratios: one pass at concurrency 16 is a single block per side, and its ratio moved
+   0.4-4x between passes of the same code. A shape whose pass takes longer than --round-seconds (the peer
+   takes seconds a query on the frequent shapes, hundreds of times the targets) is timed in one pass:
    - REST: `POST /api/v1/context/search` against `groundwork serve --workers N` in its own processes (HTTP,
      auth, visibility, the index, passage text, highlights, JSON);
    - peer: the minimal Litestar endpoint of bench/fts_peer.py served by uvicorn with `groundwork serve`'s
@@ -56,7 +60,8 @@ below --settle-load, and prints the load it timed under.
 
     .venv/bin/python bench/search_bench.py                        # 1,000,000 passages, ~75 min (--queries 100: ~57 min)
     .venv/bin/python bench/search_bench.py --passages 200000      # smaller, faster
-    .venv/bin/python bench/search_bench.py --reuse                # queries only, on the last corpus
+    .venv/bin/python bench/search_bench.py --reuse                # queries only, on the last corpus (~31 min
+                                                                  # with --queries 100 --no-replica)
     .venv/bin/python bench/search_bench.py --reuse --only-question-turns   # 4 alone (a few minutes)
     .venv/bin/python bench/search_bench.py --reuse --only-shape 'two rare terms'   # one shape of 1 (~20 s)
     .venv/bin/python bench/search_bench.py --data-dir DIR         # the corpus elsewhere (default: the temp dir)
