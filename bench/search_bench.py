@@ -50,8 +50,9 @@ document furniture, so every search takes the furniture branch it takes in produ
    bench/relevance_bench.py's.)
 4. A question against a two-term query, in turns: the same 200 questions and 200 common-and-mid pairs timed
    on REST, service and Tantivy, the two shapes taking turns over blocks (as the sides do in 2), so the
-   ratio of their p50s compares the same machine; the shapes of 2 are timed one after the other, minutes
-   apart, and their ratio moves with the load between them.
+   ratio of their p50s compares the same machine (in --rounds rounds, judged on the median of the rounds'
+   ratios); the shapes of 2 are timed one after the other, minutes apart, and their ratio moves with the
+   load between them.
 5. A new search node: a search replica (`services.search_replica`) built from PostgreSQL in an empty
    directory until it would report ready (corpus and packages).
 
@@ -311,7 +312,7 @@ async def main() -> None:
     loads: dict[tuple[str, int], tuple[float, float]] = {}
     mrr: dict[str, dict[str, float]] = {}
     sizes: dict[str, int] = {}
-    turns: dict[int, dict[str, SideResult]] = {}
+    turns: dict[int, list[dict[str, SideResult]]] = {}
     turn_loads: dict[int, tuple[float, float]] = {}
     try:
         base = f"http://127.0.0.1:{port}"
@@ -400,7 +401,10 @@ async def main() -> None:
                 shapes = {shape: queries for shape, queries in shapes.items() if shape in args.only_shape}
             for concurrency in () if args.only_shape else (1, 16):
                 load_before = await settle(args.settle_load, args.settle_minutes)
-                turns[concurrency] = await question_in_turns(runners, shapes, concurrency, meter, lean.refresh)
+                turns[concurrency] = [
+                    await question_in_turns(runners, shapes, concurrency, meter, lean.refresh)
+                    for _ in range(args.rounds)
+                ]
                 turn_loads[concurrency] = (load_before, os.getloadavg()[0])
             for shape, queries in ({} if args.only_question_turns else shapes).items():
                 for concurrency in (1, 16):
