@@ -298,7 +298,7 @@ def collect_page(
     in_order = weighted_clauses(schema, clauses, stats, presence) if stats is not None else None
     whole = ranking_query(schema, clauses, stats, in_order, presence)
     if over_cap and stats is not None and in_order is not None and len(in_order) > 2:
-        found = candidates(searcher, schema, clauses, filters, stats, in_order, whole, wanted - 1, offset + limit)
+        found = candidates(searcher, schema, clauses, filters, stats, in_order, wanted - 1, offset + limit)
         if found is not None:
             page = page_of(found.ranked)
             if len(page.hits) == limit and page.hits[-1].score > found.left_out:
@@ -355,6 +355,22 @@ class Candidates(NamedTuple):
 _FLOOR_DOCUMENTS = 4
 
 
+def whole_query_on(
+    documents: tantivy.Query, clauses: list[WeightedClause], excluded: list[tuple[tantivy.Occur, tantivy.Query]]
+) -> tantivy.Query:
+    """The whole query's score of each of `documents` (a zero-scored query), to the bit, at a seek per clause.
+
+    The whole query is a union of its clauses, and a union that is sought scores every posting of every clause
+    in a window of 4,096 documents: for 20 candidates, that was most of a question's rescoring. Here each
+    clause is added on top of the documents, one by one, and sought in its own postings. The sum is the
+    union's, in the same order (0, then each matching clause in turn, in 32-bit floats), so the scores are
+    the same bits (tests/unit/search/test_candidate_pages.py compares them)."""
+    ranked = tantivy.Query.boolean_query([(tantivy.Occur.Must, documents), *excluded]) if excluded else documents
+    for clause in clauses:
+        ranked = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranked), (tantivy.Occur.Should, clause.query)])
+    return ranked
+
+
 def candidates(
     searcher: tantivy.Searcher,
     schema: tantivy.Schema,
@@ -362,7 +378,6 @@ def candidates(
     filters: SearchFilters,
     stats: IndexStatistics,
     weighted: list[WeightedClause],
-    whole: tantivy.Query,
     count: int,
     needed: int,
 ) -> Candidates | None:
@@ -381,7 +396,8 @@ def candidates(
        word or pair is added on top of them, a seek in its own postings per document, scoring what the whole
        query gives it, summed in another order;
     3. the top `count + 1` of that query are ranked; the first `needed` of them (and any too close to the last
-       of those) are scored again by the whole query itself.
+       of those) are scored again with the whole query's clauses on those documents alone
+       (`whole_query_on`): their whole-query scores, to the bit.
 
     Any other matching document scores at most the first one left out, or, holding none of the required
     clauses, less than the floor: the page is the whole query's when its last hit scores above both.
@@ -440,11 +456,9 @@ def candidates(
         kept += 1
     seqs = [tantivy.Query.term_query(schema, "seq", hit.seq) for hit in found[:kept]]
     only = zero_scored(tantivy.Query.boolean_query([(should, seq) for seq in seqs]))
-    rescored = tantivy.Query.boolean_query(
-        [(must, only), (must, build_query(schema, clauses, filters, stats, ranking=whole))]
-    )
-    ranked = collect_ranked(searcher, rescored, kept)
-    if len(ranked) != kept:  # a candidate the whole query does not find: prove nothing
+    exact = whole_query_on(only, weighted, excluded)
+    ranked = collect_ranked(searcher, build_query(schema, clauses, filters, stats, ranking=exact), kept)
+    if len(ranked) != kept or any(hit.score <= 0.0 for hit in ranked):  # one the whole query does not find
         return None
     if kept < len(found):
         lowest = found[kept].score * (1.0 + _ROUNDING)

@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+import tantivy
 
 from groundwork.domain.evidence_search.analysis import analyze_question
 from groundwork.domain.evidence_search.corpus import parse_query
@@ -20,8 +21,10 @@ from groundwork.search.corpus_search import (
     collect_page,
     collect_ranked,
     ranked_page,
+    whole_query_on,
 )
 from groundwork.search.passages import snapshot_statistics
+from groundwork.search.ranking import term_or_phrase, weighted_clauses, zero_scored
 
 _COMMON = ["ledger", "balance", "entry", "account"]
 _RARE = ["zeta", "kappa", "sigma", "omega", "delta"]
@@ -131,3 +134,31 @@ def test_a_page_the_candidates_cannot_prove_comes_from_the_whole_query(tmp_path:
     page = collect_page(searcher, schema, clauses, _FILTERS, stats, limit=20, after=after, offset=600)
     expected = ranked_page(whole, limit=20, after=after)
     assert [(h.seq, h.score) for h in page.hits] == [(h.seq, h.score) for h in expected.hits]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["how do i reconcile the ledger when zeta is late", "which zeta should i ledger before the -kappa"],
+)
+def test_the_whole_query_on_chosen_documents_scores_them_to_the_bit(tmp_path: Path, question: str) -> None:
+    index = _corpus(tmp_path)
+    snapshot = index.snapshot()
+    assert snapshot is not None
+    searcher, schema, stats = snapshot.searcher, index.schema, snapshot_statistics(snapshot)
+    clauses = analyze_question(parse_query(question))
+    whole = collect_ranked(searcher, build_query(schema, clauses, _FILTERS, stats))
+    chosen = whole[::7][:120]  # documents from the top to deep in the ranking, furniture among them
+    weighted = weighted_clauses(schema, clauses, stats)
+    excluded = [
+        (tantivy.Occur.MustNot, term_or_phrase(schema, "text", a.terms))
+        for a in clauses
+        if a.clause.occur == "must_not"
+    ]
+    documents = zero_scored(
+        tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", hit.seq)) for hit in chosen]
+        )
+    )
+    query = build_query(schema, clauses, _FILTERS, stats, ranking=whole_query_on(documents, weighted, excluded))
+    rescored = collect_ranked(searcher, query, len(chosen))
+    assert sorted((h.seq, h.score) for h in rescored) == sorted((h.seq, h.score) for h in chosen)
