@@ -2,7 +2,7 @@
 
 One run on a generated corpus (default 1,000,000 passages of ~60 words, Zipf-distributed vocabulary), plus
 structured Markdown documents (generated ones, and the demo corpus's real ones, whose owner and pager lines are
-document furniture, so every search takes the furniture branch it takes in production):
+document furniture, so every search reads the furniture flag of its hits as it does in production):
 
 1. Ingest: the sources are written to files, then ingested in this process exactly as `groundwork ingest
    <folder>` does without a worker, one project after the other (`ingest_files`): read → receive (extract,
@@ -35,8 +35,8 @@ document furniture, so every search takes the furniture branch it takes in produ
      plain words), `ts_rank_cd` order, the same project filter, the same page size;
    - service: `search_corpus` in this process (visibility, the index, the serving guarantee, passage text,
      highlights), with the change feed live as in an API process;
-   - Tantivy: the service's query and filter (same analysis, structure weights, proximity pairs and furniture
-     branch), raw top 20 (`count=False`), on the same snapshot, in a thread;
+   - Tantivy: the service's query and filter (same analysis, structure weights, proximity pairs), its top 20
+     with furniture scaled as a search collects them (`collect_ranked`), on the same snapshot, in a thread;
    Both REST sides are timed from a minimal keep-alive HTTP/1.1 client (one connection per request in
    flight), so a client library's own cost is not counted. Every answer of every timed query is checked to
    hold passages; the counts are printed. The CPU each side used (this process, the API processes, the
@@ -144,7 +144,7 @@ from groundwork.persistence.migrate import apply_migrations
 from groundwork.platform.caches.serving import serving_caches
 from groundwork.platform.search_replica.replica import SearchReplica
 from groundwork.search.corpus_index import CorpusIndex, configure
-from groundwork.search.corpus_search import SearchFilters, build_query
+from groundwork.search.corpus_search import SearchFilters, build_query, collect_ranked
 from groundwork.search.passages import snapshot_statistics
 from groundwork.services.evidence_search.search import CorpusSearch, search_corpus, search_scope
 
@@ -369,8 +369,9 @@ async def main() -> None:
 
             def raw(query: str) -> int:
                 clauses = analyze_question(parse_query(query))
-                built = build_query(snapshot.schema or index.schema, clauses, filters, snapshot_statistics(snapshot))
-                return len(snapshot.searcher.search(built, 20, count=False).hits)
+                stats = snapshot_statistics(snapshot)
+                built = build_query(snapshot.schema or index.schema, clauses, filters, stats)
+                return len(collect_ranked(snapshot.searcher, built, 19, stats))  # scales furniture, as a search does
 
             pool = ThreadPoolExecutor(max_workers=16)
 

@@ -23,6 +23,11 @@ def verdict(measured: float, target: float, at_least: bool) -> str:
     return f"**missed by {abs(measured - target) / target:.0%}**"
 
 
+def p50_ratios(rounds: list[dict[str, SideResult]], numerator: str, denominator: str) -> list[float]:
+    """Each round's p50 of one side divided by another's."""
+    return [percentiles(one[numerator].samples)[0] / percentiles(one[denominator].samples)[0] for one in rounds]
+
+
 SIDES = ("REST", "peer", "service", "Tantivy")
 GROUPS = ("bench", "Groundwork API", "peer", "PostgreSQL")
 
@@ -52,10 +57,7 @@ def report(
     print("|---|---:|---:|---:|---|---:|---|---|---|")
     for (shape, concurrency), row in p.items():
         ours, theirs = row["REST"], row["peer"]
-        each = [
-            percentiles(one["peer"].samples)[0] / percentiles(one["REST"].samples)[0]
-            for one in rounds[(shape, concurrency)]
-        ]
+        each = p50_ratios(rounds[(shape, concurrency)], "peer", "REST")
         ratio = statistics.median(each)
         per_round = ", ".join(f"{r:.2f}x" for r in each)
         if shape in SPEED_TARGETS:
@@ -126,10 +128,7 @@ def question_turns_report(turns: dict[int, list[dict[str, SideResult]]], loads: 
         p = {name: percentiles(r.samples) for name, r in pooled(each).items()}
         for side in ("REST", "service", "Tantivy"):
             two, question = p[f"{side} two-term"], p[f"{side} question"]
-            ratios = [
-                percentiles(one[f"{side} question"].samples)[0] / percentiles(one[f"{side} two-term"].samples)[0]
-                for one in each
-            ]
+            ratios = p50_ratios(each, f"{side} question", f"{side} two-term")
             ratio = statistics.median(ratios)
             mark = verdict(ratio, QUESTION_TARGET, at_least=False) if side == "REST" else "(REST's alone)"
             load = "{:.2f} / {:.2f}".format(*loads[concurrency])

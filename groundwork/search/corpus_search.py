@@ -19,11 +19,13 @@ import tantivy
 
 from groundwork.domain.evidence_search.analysis import AnalyzedClause
 from groundwork.domain.evidence_search.corpus import MAX_REACHABLE_HITS
+from groundwork.search.corpus_index import FURNITURE_FLAG
 from groundwork.search.ranking import (
     PRESENCE_WEIGHT,
     IndexStatistics,
     WeightedClause,
     furniture_below_prose,
+    furniture_scaled,
     ranking_query,
     term_or_phrase,
     weighted_clauses,
@@ -197,18 +199,44 @@ class RankedPage:
     truncated: bool
 
 
-def collect_ranked(searcher: tantivy.Searcher, query: tantivy.Query, cap: int = MAX_REACHABLE_HITS) -> list[RankedHit]:
-    """The top `cap + 1` hits in (score desc, seq asc) order, without counting every match."""
-    found = searcher.search(query, cap + 1, count=False).hits  # a new list of new objects on every access
-    addresses = [address for _, address in found]
-    seqs = searcher.fast_field_values("seq", addresses) if addresses else []
-    hits = [
-        RankedHit(int(seq), score, address)
-        for (score, address), seq in zip(found, seqs, strict=True)
-        if seq is not None
-    ]
+def collect_ranked(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    cap: int = MAX_REACHABLE_HITS,
+    stats: IndexStatistics | None = None,
+) -> list[RankedHit]:
+    """The top `cap + 1` hits in (score desc, seq asc) order, without counting every match; any match left out
+    scores at most the last one. With the snapshot's `stats`, a flagged furniture passage's score is scaled
+    down here (`furniture_scaled`) rather than in the query."""
+    flagged = stats is not None and stats.furniture_flagged and stats.furniture_docs > 0
+    wanted = cap + 1
+    while True:
+        found = searcher.search(query, wanted, count=False).hits  # a new list of new objects on every access
+        addresses = [address for _, address in found]
+        seqs = searcher.fast_field_values("seq", addresses) if addresses else []
+        if not flagged:
+            hits = [
+                RankedHit(int(seq), score, address)
+                for (score, address), seq in zip(found, seqs, strict=True)
+                if seq is not None
+            ]
+            break
+        marks = searcher.fast_field_values(FURNITURE_FLAG, addresses) if addresses else []
+        hits = [
+            RankedHit(int(seq), furniture_scaled(score) if mark else score, address)
+            for (score, address), seq, mark in zip(found, seqs, marks, strict=True)
+            if seq is not None
+        ]
+        if len(found) < wanted:
+            break
+        # A match left out scores at most the lowest score collected, which a scaled furniture passage may now be
+        # under: collect more until `cap + 1` hits score at least that much.
+        edge = min(score for score, _ in found)
+        if sum(1 for hit in hits if hit.score >= edge) > cap:
+            break
+        wanted *= 2
     hits.sort(key=lambda hit: (-hit[1], hit[0]))
-    return hits
+    return hits[: cap + 1]
 
 
 def filtered_documents(stats: IndexStatistics, filters: SearchFilters) -> int | None:
@@ -323,17 +351,17 @@ def collect_page(
                 query = build_query(schema, clauses, filters, stats, ranking=pair)
             else:
                 query = build_query(schema, clauses, filters, stats, required=weighted[frequent:], ranking=whole)
-            ranked = collect_ranked(searcher, query, wanted - 1)
+            ranked = collect_ranked(searcher, query, wanted - 1, stats)
             if over_cap or len(ranked) > cap:
                 page = page_of(ranked)
                 if len(page.hits) == limit and page.hits[-1].score > bound and settled(ranked, page):
                     return page
     query = build_query(schema, clauses, filters, stats, ranking=whole)
-    ranked = collect_ranked(searcher, query, wanted - 1)
+    ranked = collect_ranked(searcher, query, wanted - 1, stats)
     page = page_of(ranked)
     if wanted <= cap and not (len(page.hits) == limit and settled(ranked, page)):
         # A tie at the edge, or a cursor deeper than what was collected: collect to the cap.
-        page = page_of(collect_ranked(searcher, query, cap))
+        page = page_of(collect_ranked(searcher, query, cap, stats))
     return page
 
 
@@ -367,7 +395,7 @@ def whole_query_on(
     the same bits (tests/unit/search/test_candidate_pages.py compares them)."""
     ranked = tantivy.Query.boolean_query([(tantivy.Occur.Must, documents), *excluded]) if excluded else documents
     for clause in clauses:
-        ranked = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranked), (tantivy.Occur.Should, clause.query)])
+        ranked = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranked), (tantivy.Occur.Should, clause.sought)])
     return ranked
 
 
@@ -430,8 +458,8 @@ def candidates(
         # Nested, so each is one optional scorer beside one required scorer, never a union. A proximity pair
         # holds both its words: outside the required clauses' documents, only a pair of optional words scores.
         for clause in [*optional, *pairs]:
-            ranking = tantivy.Query.boolean_query([(must, ranking), (should, clause.query)])
-        return collect_ranked(searcher, build_query(schema, clauses, filters, stats, ranking=ranking), count)
+            ranking = tantivy.Query.boolean_query([(must, ranking), (should, clause.sought)])
+        return collect_ranked(searcher, build_query(schema, clauses, filters, stats, ranking=ranking), count, stats)
 
     found = ranked_with(optional)
     if len(found) < needed:
@@ -457,7 +485,7 @@ def candidates(
     seqs = [tantivy.Query.term_query(schema, "seq", hit.seq) for hit in found[:kept]]
     only = zero_scored(tantivy.Query.boolean_query([(should, seq) for seq in seqs]))
     exact = whole_query_on(only, weighted, excluded)
-    ranked = collect_ranked(searcher, build_query(schema, clauses, filters, stats, ranking=exact), kept)
+    ranked = collect_ranked(searcher, build_query(schema, clauses, filters, stats, ranking=exact), kept, stats)
     if len(ranked) != kept or any(hit.score <= 0.0 for hit in ranked):  # one the whole query does not find
         return None
     if kept < len(found):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import struct
 from dataclasses import dataclass
 
 import tantivy
 
 from groundwork.domain.evidence_search.analysis import AnalyzedClause
 from groundwork.domain.evidence_search.corpus import QueryClause
-from groundwork.search.corpus_index import FURNITURE, FURNITURE_FIELD
+from groundwork.search.corpus_index import FURNITURE, FURNITURE_FIELD, FURNITURE_FLAG
 
 # What a content word matching the document's structure is worth, as a multiple of its idf in the passage text
 # (its rarity in the corpus, so a frequent word lifts little and a stopword never counts): the heading that
@@ -54,6 +55,8 @@ PROXIMITY_COSTLY_DOCS = 10_000
 
 # A furniture passage's score is multiplied by this: below prose that matches as well, still findable.
 FURNITURE_FACTOR = 0.3
+# The factor as Tantivy multiplies with it, in 32-bit floats (a query's boost is one).
+_FURNITURE_FACTOR_32 = struct.unpack("f", struct.pack("f", FURNITURE_FACTOR))[0]
 
 
 _OCCUR = {"should": tantivy.Occur.Should, "must": tantivy.Occur.Must, "must_not": tantivy.Occur.MustNot}
@@ -96,10 +99,17 @@ class IndexStatistics:
         # Every passage has one kind and the marker document has the marker; doc_freq counts deleted ones too,
         # as Tantivy's own idf does (it divides by each segment's max_doc).
         self.passage_docs = sum(searcher.doc_freq("kind", kind) for kind in kinds)
+        # Where furniture is flagged (schema 6), its scores are scaled as hits are collected; a generation of
+        # schema 5 is served while its replacement builds, with the mark in the query (`furniture_below_prose`).
+        self.furniture_flagged = True
         try:
-            self.furniture_docs = int(searcher.doc_freq(FURNITURE_FIELD, FURNITURE))
-        except ValueError:  # a generation of an earlier schema, without the mark: nothing is furniture there
-            self.furniture_docs = 0
+            self.furniture_docs = int(searcher.doc_freq(FURNITURE_FLAG, True))
+        except ValueError:
+            self.furniture_flagged = False
+            try:
+                self.furniture_docs = int(searcher.doc_freq(FURNITURE_FIELD, FURNITURE))
+            except ValueError:  # schema 4, without the mark: nothing is furniture there
+                self.furniture_docs = 0
         total = self.passage_docs + searcher.doc_freq("marker", "applied")
         self.total_docs = max(1, total, searcher.num_docs)
 
@@ -120,11 +130,13 @@ class IndexStatistics:
 
 @dataclass(frozen=True)
 class WeightedClause:
-    """A clause's query and the highest score it can add to any document."""
+    """A clause's query, the highest score it can add to any document, and the same score as a query to seek
+    (`sought`: it matches every document, scoring 0 where the clause does not match)."""
 
     analyzed: AnalyzedClause
     query: tantivy.Query
     upper_bound: float
+    sought: tantivy.Query
 
 
 def clause_query(
@@ -136,7 +148,7 @@ def clause_query(
     once). `presence`: the weight of being there (`PRESENCE_WEIGHT` unless the caller ranks otherwise)."""
     text = term_or_phrase(schema, "text", analyzed.terms)
     idf_text = stats.idf("text", analyzed.terms)
-    parts = [text]
+    parts, links = [text], [text]
     bound = (1.0 + _K1) * idf_text
     held = [
         term_or_phrase(schema, field, analyzed.terms) for field in PRESENCE_FIELDS if _in_field(stats, field, analyzed)
@@ -146,19 +158,52 @@ def clause_query(
     if held and presence and not any(_near_stopword(stats, term) for term in analyzed.terms):
         either = held[0] if len(held) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in held])
         parts.append(tantivy.Query.const_score_query(either, presence * idf_text))
+        links += _one_of(held, [presence * idf_text] * len(held))
         bound += presence * idf_text
-    structure = [
-        tantivy.Query.const_score_query(term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
-        for field, weight in STRUCTURE_WEIGHTS
-        if _in_field(stats, field, analyzed)
-    ]
-    if structure:
+    fields = [(field, weight) for field, weight in STRUCTURE_WEIGHTS if _in_field(stats, field, analyzed)]
+    if fields:
+        structure = [
+            tantivy.Query.const_score_query(term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
+            for field, weight in fields
+        ]
         parts.append(structure[0] if len(structure) == 1 else tantivy.Query.disjunction_max_query(structure))
+        strongest_first = sorted(fields, key=lambda field: -field[1])
+        links += _one_of(
+            [term_or_phrase(schema, field, analyzed.terms) for field, _ in strongest_first],
+            [weight * idf_text for _, weight in strongest_first],
+        )
         bound += max(weight for _, weight in STRUCTURE_WEIGHTS) * idf_text
     if len(parts) == 1:
-        return WeightedClause(analyzed, text, bound * 1.001)
+        return WeightedClause(analyzed, text, bound * 1.001, text)
     query = tantivy.Query.boolean_query([(tantivy.Occur.Should, part) for part in parts])
-    return WeightedClause(analyzed, query, bound * 1.001)  # a margin for Tantivy's 32-bit arithmetic
+    # A margin for Tantivy's 32-bit arithmetic.
+    return WeightedClause(analyzed, query, bound * 1.001, _chained(links))
+
+
+def _one_of(queries: list[tantivy.Query], scores: list[float]) -> list[tantivy.Query]:
+    """The first of `queries` that a document matches, at its score, as one query each that excludes the ones
+    before it: at most one of them matches a document, as a union's constant (or a disjunction's maximum, when
+    the strongest comes first) counts once."""
+    must, must_not = tantivy.Occur.Must, tantivy.Occur.MustNot
+    found = []
+    for at, (query, score) in enumerate(zip(queries, scores, strict=True)):
+        for earlier in queries[:at]:  # nested, so each exclusion is one sought scorer, never a union
+            query = tantivy.Query.boolean_query([(must, query), (must_not, earlier)])
+        found.append(tantivy.Query.const_score_query(query, score))
+    return found
+
+
+def _chained(links: list[tantivy.Query]) -> tantivy.Query:
+    """The sum of `links` that match, as the union of them sums it (0, then each in order, in 32-bit floats),
+    for every document: each link is added on top of all documents, one by one.
+
+    Tantivy scores a sought union by scoring every posting of every part in a window of 4,096 documents; a
+    chain seeks each part in its own postings. A frequent word's clause, sought for a few candidate documents
+    spread over the index, was most of a question's time."""
+    chained = zero_scored(tantivy.Query.all_query())
+    for link in links:
+        chained = tantivy.Query.boolean_query([(tantivy.Occur.Must, chained), (tantivy.Occur.Should, link)])
+    return chained
 
 
 def _in_field(stats: IndexStatistics, field: str, analyzed: AnalyzedClause) -> bool:
@@ -191,7 +236,7 @@ def proximity_clauses(
         )
         clause = QueryClause(f"{first.clause.text} {second.clause.text}", True, "should", first.clause.position)
         bound = PROXIMITY_WEIGHT * (1.0 + _K1) * stats.idf("text", pair)
-        found.append(WeightedClause(AnalyzedClause(clause, pair), query, bound * 1.001))
+        found.append(WeightedClause(AnalyzedClause(clause, pair), query, bound * 1.001, query))
     return found
 
 
@@ -230,11 +275,19 @@ def zero_scored(query: tantivy.Query) -> tantivy.Query:
     return tantivy.Query.const_score_query(query, 0.0)
 
 
+def furniture_scaled(score: float) -> float:
+    """A furniture passage's score: `score` times `FURNITURE_FACTOR` in 32-bit floats, to the bit what a boost
+    of its query gives (the product of two 32-bit floats is exact in 64 bits, then rounded once)."""
+    return float(struct.unpack("f", struct.pack("f", score * _FURNITURE_FACTOR_32))[0])
+
+
 def furniture_below_prose(
     schema: tantivy.Schema, ranking: tantivy.Query, stats: IndexStatistics | None
 ) -> tantivy.Query:
-    """`ranking`, with a furniture passage's score scaled down: it ranks below prose that matches as well."""
-    if stats is None or not stats.furniture_docs:
+    """`ranking`, with a furniture passage's score scaled down in the query, where the snapshot does not flag
+    furniture to be scaled as hits are collected (`furniture_scaled`): it ranks below prose that matches as
+    well. The query holds `ranking` twice, so every search scores it twice over."""
+    if stats is None or not stats.furniture_docs or stats.furniture_flagged:
         return ranking
     furniture = tantivy.Query.term_query(schema, FURNITURE_FIELD, FURNITURE)
     prose = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking), (tantivy.Occur.MustNot, furniture)])

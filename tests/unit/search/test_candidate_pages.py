@@ -24,7 +24,7 @@ from groundwork.search.corpus_search import (
     whole_query_on,
 )
 from groundwork.search.passages import snapshot_statistics
-from groundwork.search.ranking import term_or_phrase, weighted_clauses, zero_scored
+from groundwork.search.ranking import IndexStatistics, term_or_phrase, weighted_clauses, zero_scored
 
 _COMMON = ["ledger", "balance", "entry", "account"]
 _RARE = ["zeta", "kappa", "sigma", "omega", "delta"]
@@ -75,6 +75,14 @@ def _corpus(tmp_path: Path) -> CorpusIndex:
     return index
 
 
+def _searching(tmp_path: Path) -> tuple[tantivy.Searcher, tantivy.Schema, IndexStatistics]:
+    """The corpus's searcher, schema and statistics, as a search reads them from its snapshot."""
+    index = _corpus(tmp_path)
+    snapshot = index.snapshot()
+    assert snapshot is not None
+    return snapshot.searcher, index.schema, snapshot_statistics(snapshot)
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -89,12 +97,9 @@ def _corpus(tmp_path: Path) -> CorpusIndex:
 def test_candidate_pages_are_the_pages_of_the_whole_query(
     tmp_path: Path, question: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    index = _corpus(tmp_path)
-    snapshot = index.snapshot()
-    assert snapshot is not None
-    searcher, schema, stats = snapshot.searcher, index.schema, snapshot_statistics(snapshot)
+    searcher, schema, stats = _searching(tmp_path)
     clauses = analyze_question(parse_query(question))
-    whole = collect_ranked(searcher, build_query(schema, clauses, _FILTERS, stats))
+    whole = collect_ranked(searcher, build_query(schema, clauses, _FILTERS, stats), stats=stats)
     proved: list[bool] = []
     original = corpus_search.candidates
 
@@ -123,12 +128,9 @@ def test_candidate_pages_are_the_pages_of_the_whole_query(
 def test_a_page_the_candidates_cannot_prove_comes_from_the_whole_query(tmp_path: Path) -> None:
     # "delta" is in a few hundred passages: a page deep in the ranking holds passages with only frequent words,
     # which the candidates leave out, so their page must not stand.
-    index = _corpus(tmp_path)
-    snapshot = index.snapshot()
-    assert snapshot is not None
-    searcher, schema, stats = snapshot.searcher, index.schema, snapshot_statistics(snapshot)
+    searcher, schema, stats = _searching(tmp_path)
     clauses = analyze_question(parse_query("the ledger balance entry for delta"))
-    whole = collect_ranked(searcher, build_query(schema, clauses, _FILTERS, stats))
+    whole = collect_ranked(searcher, build_query(schema, clauses, _FILTERS, stats), stats=stats)
     deep = whole[599]
     after = (deep.score, deep.seq)
     page = collect_page(searcher, schema, clauses, _FILTERS, stats, limit=20, after=after, offset=600)
@@ -141,12 +143,9 @@ def test_a_page_the_candidates_cannot_prove_comes_from_the_whole_query(tmp_path:
     ["how do i reconcile the ledger when zeta is late", "which zeta should i ledger before the -kappa"],
 )
 def test_the_whole_query_on_chosen_documents_scores_them_to_the_bit(tmp_path: Path, question: str) -> None:
-    index = _corpus(tmp_path)
-    snapshot = index.snapshot()
-    assert snapshot is not None
-    searcher, schema, stats = snapshot.searcher, index.schema, snapshot_statistics(snapshot)
+    searcher, schema, stats = _searching(tmp_path)
     clauses = analyze_question(parse_query(question))
-    whole = collect_ranked(searcher, build_query(schema, clauses, _FILTERS, stats))
+    whole = collect_ranked(searcher, build_query(schema, clauses, _FILTERS, stats), stats=stats)
     chosen = whole[::7][:120]  # documents from the top to deep in the ranking, furniture among them
     weighted = weighted_clauses(schema, clauses, stats)
     excluded = [
@@ -160,5 +159,5 @@ def test_the_whole_query_on_chosen_documents_scores_them_to_the_bit(tmp_path: Pa
         )
     )
     query = build_query(schema, clauses, _FILTERS, stats, ranking=whole_query_on(documents, weighted, excluded))
-    rescored = collect_ranked(searcher, query, len(chosen))
+    rescored = collect_ranked(searcher, query, len(chosen), stats)
     assert sorted((h.seq, h.score) for h in rescored) == sorted((h.seq, h.score) for h in chosen)
