@@ -130,8 +130,9 @@ class IndexStatistics:
 
 @dataclass(frozen=True)
 class WeightedClause:
-    """A clause's query, the highest score it can add to any document, and the same score as a query to seek
-    (`sought`: it matches every document, scoring 0 where the clause does not match)."""
+    """A clause's query, the highest score it can add to any document, and `sought`: the same score as a query
+    cheap to seek, for an optional clause beside a required one only (it may match every document, scoring 0
+    where the clause does not match)."""
 
     analyzed: AnalyzedClause
     query: tantivy.Query
