@@ -9,6 +9,13 @@ import asyncpg
 # Any constant works; it only has to be the same in every process that migrates.
 _MIGRATION_LOCK = 7_301_942_118
 
+# Migrations renumbered after databases had applied them under their first name (two branches took the same
+# number; the files are unchanged): such a database has them already, and running them again would fail.
+FORMER_NAMES = {
+    "0016_document_dates": "0015_document_dates",
+    "0017_notification_inbox": "0015_notification_inbox",
+}
+
 
 def migration_files() -> list[tuple[str, str]]:
     """Every migration shipped with the package as (name, sql), in order."""
@@ -31,6 +38,10 @@ async def apply_migrations(dsn: str) -> list[str]:
             applied: list[str] = []
             for name, sql in migration_files():
                 if name in done:
+                    continue
+                former = FORMER_NAMES.get(name)
+                if former is not None and former in done:
+                    await conn.execute("UPDATE schema_migrations SET name = $1 WHERE name = $2", name, former)
                     continue
                 async with conn.transaction():
                     await conn.execute(sql)
