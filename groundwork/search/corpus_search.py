@@ -24,6 +24,7 @@ from groundwork.search.ranking import (
     PRESENCE_WEIGHT,
     IndexStatistics,
     WeightedClause,
+    added_on,
     furniture_below_prose,
     furniture_scaled,
     ranking_query,
@@ -208,26 +209,19 @@ def collect_ranked(
     """The top `cap + 1` hits in (score desc, seq asc) order, without counting every match; any match left out
     scores at most the last one. With the snapshot's `stats`, a flagged furniture passage's score is scaled
     down here (`furniture_scaled`) rather than in the query."""
-    flagged = stats is not None and stats.furniture_flagged and stats.furniture_docs > 0
+    flagged = stats is not None and stats.furniture_flagged
     wanted = cap + 1
     while True:
         found = searcher.search(query, wanted, count=False).hits  # a new list of new objects on every access
         addresses = [address for _, address in found]
         seqs = searcher.fast_field_values("seq", addresses) if addresses else []
-        if not flagged:
-            hits = [
-                RankedHit(int(seq), score, address)
-                for (score, address), seq in zip(found, seqs, strict=True)
-                if seq is not None
-            ]
-            break
-        marks = searcher.fast_field_values(FURNITURE_FLAG, addresses) if addresses else []
+        marks = searcher.fast_field_values(FURNITURE_FLAG, addresses) if flagged and addresses else [None] * len(found)
         hits = [
             RankedHit(int(seq), furniture_scaled(score) if mark else score, address)
             for (score, address), seq, mark in zip(found, seqs, marks, strict=True)
             if seq is not None
         ]
-        if len(found) < wanted:
+        if not flagged or len(found) < wanted:
             break
         # A match left out scores at most the lowest score collected, which a scaled furniture passage may now be
         # under: collect more until `cap + 1` hits score at least that much.
@@ -394,9 +388,7 @@ def whole_query_on(
     union's, in the same order (0, then each matching clause in turn, in 32-bit floats), so the scores are
     the same bits (tests/unit/search/test_candidate_pages.py compares them)."""
     ranked = tantivy.Query.boolean_query([(tantivy.Occur.Must, documents), *excluded]) if excluded else documents
-    for clause in clauses:
-        ranked = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranked), (tantivy.Occur.Should, clause.sought)])
-    return ranked
+    return added_on(ranked, [clause.sought for clause in clauses])
 
 
 def candidates(
@@ -449,16 +441,15 @@ def candidates(
     optional = words[rarest:][::-1]  # the most frequent first
     if not optional:
         return None
-    must, should, must_not = tantivy.Occur.Must, tantivy.Occur.Should, tantivy.Occur.MustNot
+    should, must_not = tantivy.Occur.Should, tantivy.Occur.MustNot
     excluded = [(must_not, term_or_phrase(schema, "text", a.terms)) for a in clauses if a.clause.occur == "must_not"]
 
     def ranked_with(optional: list[WeightedClause]) -> list[RankedHit]:
         required = [w for w in scored if all(w is not o for o in optional)]
         ranking = tantivy.Query.boolean_query([(should, w.query) for w in required] + excluded)
-        # Nested, so each is one optional scorer beside one required scorer, never a union. A proximity pair
-        # holds both its words: outside the required clauses' documents, only a pair of optional words scores.
-        for clause in [*optional, *pairs]:
-            ranking = tantivy.Query.boolean_query([(must, ranking), (should, clause.sought)])
+        # Each added on top of the required clauses, never a union. A proximity pair holds both its words:
+        # outside the required clauses' documents, only a pair of optional words scores.
+        ranking = added_on(ranking, [clause.sought for clause in [*optional, *pairs]])
         return collect_ranked(searcher, build_query(schema, clauses, filters, stats, ranking=ranking), count, stats)
 
     found = ranked_with(optional)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import tantivy
@@ -101,15 +102,16 @@ class IndexStatistics:
         self.passage_docs = sum(searcher.doc_freq("kind", kind) for kind in kinds)
         # Where furniture is flagged (schema 6), its scores are scaled as hits are collected; a generation of
         # schema 5 is served while its replacement builds, with the mark in the query (`furniture_below_prose`).
-        self.furniture_flagged = True
         try:
             self.furniture_docs = int(searcher.doc_freq(FURNITURE_FLAG, True))
+            flags = True
         except ValueError:
-            self.furniture_flagged = False
+            flags = False
             try:
                 self.furniture_docs = int(searcher.doc_freq(FURNITURE_FIELD, FURNITURE))
             except ValueError:  # schema 4, without the mark: nothing is furniture there
                 self.furniture_docs = 0
+        self.furniture_flagged = flags and self.furniture_docs > 0
         total = self.passage_docs + searcher.doc_freq("marker", "applied")
         self.total_docs = max(1, total, searcher.num_docs)
 
@@ -161,24 +163,24 @@ def clause_query(
         parts.append(tantivy.Query.const_score_query(either, presence * idf_text))
         links += _one_of(held, [presence * idf_text] * len(held))
         bound += presence * idf_text
-    fields = [(field, weight) for field, weight in STRUCTURE_WEIGHTS if _in_field(stats, field, analyzed)]
+    fields = [
+        (term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
+        for field, weight in STRUCTURE_WEIGHTS
+        if _in_field(stats, field, analyzed)
+    ]
     if fields:
-        structure = [
-            tantivy.Query.const_score_query(term_or_phrase(schema, field, analyzed.terms), weight * idf_text)
-            for field, weight in fields
-        ]
+        structure = [tantivy.Query.const_score_query(query, score) for query, score in fields]
         parts.append(structure[0] if len(structure) == 1 else tantivy.Query.disjunction_max_query(structure))
         strongest_first = sorted(fields, key=lambda field: -field[1])
-        links += _one_of(
-            [term_or_phrase(schema, field, analyzed.terms) for field, _ in strongest_first],
-            [weight * idf_text for _, weight in strongest_first],
-        )
+        links += _one_of([query for query, _ in strongest_first], [score for _, score in strongest_first])
         bound += max(weight for _, weight in STRUCTURE_WEIGHTS) * idf_text
     if len(parts) == 1:
         return WeightedClause(analyzed, text, bound * 1.001, text)
     query = tantivy.Query.boolean_query([(tantivy.Occur.Should, part) for part in parts])
-    # A margin for Tantivy's 32-bit arithmetic.
-    return WeightedClause(analyzed, query, bound * 1.001, _chained(links))
+    # Chained on every document, a link at a time: Tantivy scores a sought union by scoring every posting of
+    # every part in a window of 4,096 documents, and a frequent word's clause, sought for a few candidates
+    # spread over the index, was most of a question's time. A margin for Tantivy's 32-bit arithmetic.
+    return WeightedClause(analyzed, query, bound * 1.001, added_on(zero_scored(tantivy.Query.all_query()), links))
 
 
 def _one_of(queries: list[tantivy.Query], scores: list[float]) -> list[tantivy.Query]:
@@ -194,17 +196,13 @@ def _one_of(queries: list[tantivy.Query], scores: list[float]) -> list[tantivy.Q
     return found
 
 
-def _chained(links: list[tantivy.Query]) -> tantivy.Query:
-    """The sum of `links` that match, as the union of them sums it (0, then each in order, in 32-bit floats),
-    for every document: each link is added on top of all documents, one by one.
-
-    Tantivy scores a sought union by scoring every posting of every part in a window of 4,096 documents; a
-    chain seeks each part in its own postings. A frequent word's clause, sought for a few candidate documents
-    spread over the index, was most of a question's time."""
-    chained = zero_scored(tantivy.Query.all_query())
-    for link in links:
-        chained = tantivy.Query.boolean_query([(tantivy.Occur.Must, chained), (tantivy.Occur.Should, link)])
-    return chained
+def added_on(base: tantivy.Query, optional: Iterable[tantivy.Query]) -> tantivy.Query:
+    """`base`'s documents, each scored by `base` and then each of `optional` it matches, added one by one in
+    order (as a union sums them: from 0, in 32-bit floats); each optional query is sought in its own postings
+    for each document, never scored as a union."""
+    for query in optional:
+        base = tantivy.Query.boolean_query([(tantivy.Occur.Must, base), (tantivy.Occur.Should, query)])
+    return base
 
 
 def _in_field(stats: IndexStatistics, field: str, analyzed: AnalyzedClause) -> bool:
